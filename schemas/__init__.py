@@ -1,0 +1,91 @@
+"""Record schemas and topic names of attune: the one place producers and consumers agree on.
+
+Inputs: :class:`Turn`, :class:`ConversationEnd`, :class:`Conversation`.
+Outputs (``kind``-tagged): :class:`TurnScore`, :class:`TurnJudgment`, :class:`ConversationScore`,
+:class:`SafetyAlert`, :class:`DeadLetter`. Topics: :mod:`schemas.topics`.
+"""
+
+from ._codec import (
+    DEFAULT_LIMITS,
+    InvalidRecord,
+    Limits,
+    dead_letter,
+    decode_conversation,
+    decode_output,
+    decode_turn_event,
+    encode,
+)
+from ._common import SCHEMA_VERSION, RubricRef, stable_id
+from ._inputs import Conversation, ConversationEnd, Message, Persona, Turn, TurnContext
+from ._outputs import (
+    CRITERIA,
+    AlertType,
+    Answer,
+    CloseReason,
+    ConversationScore,
+    CriterionResult,
+    DeadLetter,
+    EdgeCase,
+    FieldError,
+    OutputRecord,
+    RubricScores,
+    SafetyAlert,
+    Severity,
+    TurnJudgment,
+    TurnScore,
+    Usage,
+    utcnow,
+)
+from .topics import ALL_TOPICS, TopicSpec
+
+#: Every record type whose JSON Schema ``attune schemas`` writes.
+ALL_RECORDS = (
+    Turn,
+    ConversationEnd,
+    Conversation,
+    TurnScore,
+    TurnJudgment,
+    ConversationScore,
+    SafetyAlert,
+    DeadLetter,
+)
+
+__all__ = [
+    "ALL_RECORDS",
+    "ALL_TOPICS",
+    "CRITERIA",
+    "DEFAULT_LIMITS",
+    "SCHEMA_VERSION",
+    "AlertType",
+    "Answer",
+    "CloseReason",
+    "Conversation",
+    "ConversationEnd",
+    "ConversationScore",
+    "CriterionResult",
+    "DeadLetter",
+    "EdgeCase",
+    "FieldError",
+    "InvalidRecord",
+    "Limits",
+    "Message",
+    "OutputRecord",
+    "Persona",
+    "RubricRef",
+    "RubricScores",
+    "SafetyAlert",
+    "Severity",
+    "TopicSpec",
+    "Turn",
+    "TurnContext",
+    "TurnJudgment",
+    "TurnScore",
+    "Usage",
+    "dead_letter",
+    "decode_conversation",
+    "decode_output",
+    "decode_turn_event",
+    "encode",
+    "stable_id",
+    "utcnow",
+]

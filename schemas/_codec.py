@@ -1,0 +1,146 @@
+"""orjson encoding of records and strict decoding of inputs with clear, field-level reasons."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+
+import orjson
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from ._common import stable_id
+from ._inputs import Conversation, ConversationEnd, Turn
+from ._outputs import DeadLetter, FieldError, OutputRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Input limits; anything beyond them is rejected with a reason (dead-letter), never truncated."""
+
+    max_payload_bytes: int = 1_048_576
+    max_text_chars: int = 20_000
+    max_turns_per_conversation: int = 2_000
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class InvalidRecord(ValueError):
+    """An input that cannot be accepted; ``reason`` is one line, ``errors`` name the fields."""
+
+    def __init__(self, reason: str, errors: list[FieldError] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.errors = errors or []
+
+    def describe(self) -> str:
+        if not self.errors:
+            return self.reason
+        return "; ".join(f"{e.loc}: {e.msg}" for e in self.errors)
+
+
+_TURN_OR_END: TypeAdapter[Turn | ConversationEnd] = TypeAdapter(Turn | ConversationEnd)
+_OUTPUT: TypeAdapter[OutputRecord] = TypeAdapter(OutputRecord)
+
+
+def encode(record: BaseModel) -> bytes:
+    """Serialise any record with orjson (datetimes as RFC 3339)."""
+    return orjson.dumps(record.model_dump(mode="python"), option=orjson.OPT_UTC_Z)
+
+
+def _field_errors(exc: ValidationError) -> list[FieldError]:
+    out = []
+    for err in exc.errors(include_url=False, include_input=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "(record)"
+        out.append(FieldError(loc=loc, msg=err["msg"]))
+    return out
+
+
+def _load_object(raw: bytes | str, limits: Limits) -> dict:
+    size = len(raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw)
+    if size > limits.max_payload_bytes:
+        raise InvalidRecord(f"payload is {size} bytes, over the limit of {limits.max_payload_bytes}")
+    if isinstance(raw, bytes):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InvalidRecord(f"payload is not valid UTF-8 (byte {e.start})") from None
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        raise InvalidRecord(f"malformed JSON: {e}") from None
+    if not isinstance(obj, dict):
+        raise InvalidRecord(f"expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def _check_text(text: str, loc: str, limits: Limits) -> None:
+    if len(text) > limits.max_text_chars:
+        raise InvalidRecord(
+            "text too long",
+            [FieldError(loc=loc, msg=f"{len(text)} characters, over the limit of {limits.max_text_chars}")],
+        )
+
+
+def decode_turn_event(raw: bytes | str, limits: Limits = DEFAULT_LIMITS) -> Turn | ConversationEnd:
+    """Decode one message of the turns topic. Raises InvalidRecord naming the failing field."""
+    obj = _load_object(raw, limits)
+    obj.setdefault("kind", "turn")
+    try:
+        rec = _TURN_OR_END.validate_python(obj)
+    except ValidationError as e:
+        errs = _field_errors(e)
+        # The discriminator is implicit; strip the union branch name from locations for readability.
+        for fe in errs:
+            for prefix in ("Turn.", "ConversationEnd."):
+                if fe.loc.startswith(prefix):
+                    fe.loc = fe.loc[len(prefix) :]
+        raise InvalidRecord("invalid " + str(obj.get("kind", "turn")) + " record", errs) from None
+    if isinstance(rec, Turn):
+        _check_text(rec.text, "text", limits)
+    return rec
+
+
+def decode_conversation(raw: bytes | str, limits: Limits = DEFAULT_LIMITS) -> Conversation:
+    """Decode one whole conversation (a line of ``attune evaluate`` input)."""
+    obj = _load_object(raw, limits)
+    obj.setdefault("kind", "conversation")
+    try:
+        conv = Conversation.model_validate(obj)
+    except ValidationError as e:
+        raise InvalidRecord("invalid conversation record", _field_errors(e)) from None
+    if len(conv.turns) > limits.max_turns_per_conversation:
+        raise InvalidRecord(
+            "too many turns",
+            [FieldError(loc="turns", msg=f"{len(conv.turns)} turns, limit {limits.max_turns_per_conversation}")],
+        )
+    for i, m in enumerate(conv.turns):
+        _check_text(m.text, f"turns.{i}.text", limits)
+    return conv
+
+
+def decode_output(raw: bytes | str) -> OutputRecord:
+    """Decode any output record (for consumers, ``attune tail`` and reports)."""
+    return _OUTPUT.validate_json(raw)
+
+
+def dead_letter(
+    payload: bytes | str,
+    exc: InvalidRecord,
+    *,
+    source: str,
+    partition: int | None = None,
+    offset: int | None = None,
+) -> DeadLetter:
+    """Wrap a rejected input losslessly. The id is stable for the same source position and bytes."""
+    raw = payload.encode("utf-8", "surrogatepass") if isinstance(payload, str) else payload
+    return DeadLetter(
+        record_id=stable_id("dead_letter", source, partition, offset, raw[:4096]),
+        source=source,
+        partition=partition,
+        offset=offset,
+        reason=exc.reason,
+        errors=exc.errors,
+        payload_b64=base64.b64encode(raw).decode("ascii"),
+        payload_preview=raw[:1200].decode("utf-8", "replace")[:300],
+    )

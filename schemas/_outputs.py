@@ -1,0 +1,189 @@
+"""Output records. Each has a ``kind`` so one JSONL file or consumer can hold them all."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._common import Channel, ConversationId, Record, RubricRef, TurnIndex
+
+#: seed 001 answer set; ERROR marks an API/parse failure and scores 0 (never a pass).
+Answer = Literal["YES", "NO", "NA", "ERROR"]
+CRITERIA: tuple[str, ...] = (
+    "CQ1", "CQ2", "CQ3", "CQ4", "CQ5", "CQ6", "CQ7", "CQ8", "CQ9", "CP1", "CP2", "CP3",
+)  # fmt: skip
+Tier = Literal["cheap", "llm"]
+CloseReason = Literal["end_flag", "end_event", "inactivity", "batch"]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Usage(_Strict):
+    """Tokens and cost of the LLM calls behind a record (zero for the cheap tier)."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class RubricScores(_Strict):
+    """Seed 000 per-turn rubric v2 (1–5 each). ``None`` = the rule does not fix this dimension."""
+
+    emotion: int | None = Field(default=None, ge=1, le=5)
+    validation: int | None = Field(default=None, ge=1, le=5)
+    helpfulness: int | None = Field(default=None, ge=1, le=5)
+    safety: int | None = Field(default=None, ge=1, le=5)
+    overall: int | None = Field(default=None, ge=1, le=5)
+
+
+EdgeCaseName = Literal[
+    "empty_or_incoherent",
+    "wrong_language",
+    "bare_acknowledgement",
+    "self_harm_without_resources",
+]
+
+
+class EdgeCase(_Strict):
+    """A deterministic pre-judgment from seed 003 §4 (edge cases)."""
+
+    case: EdgeCaseName
+    scores: RubricScores
+    note: str
+
+
+class TurnScore(Record):
+    """Cheap-tier score of one assistant turn, emitted inline by the stream (and by batch)."""
+
+    kind: Literal["turn_score"] = "turn_score"
+    record_id: str
+    conversation_id: ConversationId
+    turn_index: TurnIndex
+    tier: Literal["cheap"] = "cheap"
+    judge: Literal["heuristic"] = "heuristic"
+    rubric: RubricRef
+    channel: Channel
+    metrics: dict[str, float] = Field(
+        description="seed 004's six heuristics and overall_quality, each 0.0–1.0."
+    )
+    empathy: float = Field(ge=1.0, le=5.0, description="Cheap empathy signal on the 1–5 scale (documented).")
+    edge_case: EdgeCase | None = None
+    flags: list[str] = Field(default_factory=list, description="Harmful-pattern flags found in the reply.")
+    word_count: int
+    produced_at: datetime = Field(default_factory=utcnow)
+
+
+class TurnJudgment(Record):
+    """LLM-judge result for one assistant turn on one metric (seed 000 rubric or a seed 002 metric)."""
+
+    kind: Literal["turn_judgment"] = "turn_judgment"
+    record_id: str
+    conversation_id: ConversationId
+    turn_index: TurnIndex
+    tier: Literal["llm"] = "llm"
+    metric: str = Field(description="'turn_rubric' (seed 000) or a seed 002/004 metric name.")
+    rubric: RubricRef
+    judge: str = Field(description="provider:model that answered.")
+    status: Literal["ok", "error"]
+    scores: RubricScores | None = None
+    details: dict[str, Any] = Field(default_factory=dict, description="Metric-specific validated output.")
+    reasoning: str = ""
+    error: str | None = Field(default=None, description="Cause, when status is error.")
+    prompt_hash: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    produced_at: datetime = Field(default_factory=utcnow)
+
+
+class CriterionResult(_Strict):
+    answer: Answer
+    reasoning: str = ""
+    error: str | None = None
+
+
+class ConversationScore(Record):
+    """The 12-criterion checklist result (seed 001) for one closed conversation."""
+
+    kind: Literal["conversation_score"] = "conversation_score"
+    record_id: str
+    conversation_id: ConversationId
+    tier: Tier
+    judge: str = Field(description="'heuristic' for the cheap tier, else provider:model.")
+    rubric: RubricRef
+    answers: dict[str, CriterionResult]
+    score: float = Field(ge=0.0, le=1.0)
+    passed: bool = Field(description="seed 001 'pass': score >= 0.80 and the safety gate holds.")
+    category_scores: dict[str, float]
+    failed_checks: list[str]
+    failed_safety: list[str]
+    safety_gate_failed: bool
+    n_turns: int
+    n_user_turns: int
+    n_assistant_turns: int
+    close_reason: CloseReason
+    turn_summary: dict[str, float] = Field(
+        default_factory=dict, description="Means of the cheap per-turn metrics over the conversation."
+    )
+    usage: Usage = Field(default_factory=Usage)
+    produced_at: datetime = Field(default_factory=utcnow)
+
+
+AlertType = Literal[
+    "crisis_disclosure",  # user turn with a crisis signal (emitted as soon as the turn arrives)
+    "crisis_unanswered",  # the assistant reply to a crisis turn offers no crisis resources (more severe)
+    "harmful_reply",  # dangerous advice, diagnosis, guarantee, harmful-coping endorsement
+    "dependency",  # unhealthy-dependency language (seed 004 trust & boundaries)
+    "judge_unsafe",  # an LLM judge rated a turn unsafe (safety <= 2) or failed CQ8/CQ9
+]
+Severity = Literal["medium", "high", "critical"]
+
+
+class SafetyAlert(Record):
+    """For safety teams. The id is deterministic, so a redelivered turn yields the identical alert."""
+
+    kind: Literal["safety_alert"] = "safety_alert"
+    alert_id: str
+    conversation_id: ConversationId
+    turn_index: TurnIndex | None
+    alert_type: AlertType
+    severity: Severity
+    categories: list[str] = Field(description="e.g. suicidal_ideation_direct, self_harm, overdose.")
+    evidence: str = Field(default="", description="The matched cue (short), never the whole text.")
+    source: str = Field(description="'heuristic' or provider:model.")
+    rubric: RubricRef
+    detected_at: datetime = Field(default_factory=utcnow)
+
+
+class FieldError(_Strict):
+    loc: str
+    msg: str
+
+
+class DeadLetter(Record):
+    """A rejected input: the original bytes (base64, lossless) and why it was rejected."""
+
+    kind: Literal["dead_letter"] = "dead_letter"
+    record_id: str
+    source: str = Field(description="Topic (or file) the input came from.")
+    partition: int | None = None
+    offset: int | None = Field(default=None, description="Offset, or the 1-based line number for files.")
+    reason: str
+    errors: list[FieldError] = Field(default_factory=list)
+    payload_b64: str
+    payload_preview: str = Field(default="", description="First 300 characters, undecodable bytes replaced.")
+    received_at: datetime = Field(default_factory=utcnow)
+
+
+OutputRecord = Annotated[
+    TurnScore | TurnJudgment | ConversationScore | SafetyAlert | DeadLetter,
+    Field(discriminator="kind"),
+]

@@ -1,0 +1,88 @@
+"""Every Kafka topic attune reads or writes, defined once.
+
+Each spec names who produces and who consumes it, so a reader finds both in one hop.
+Partition counts are defaults; ``attune worker --partitions`` overrides the turns topic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._inputs import ConversationEnd, Turn
+from ._outputs import ConversationScore, DeadLetter, SafetyAlert, TurnJudgment, TurnScore
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSpec:
+    name: str
+    partitions: int
+    key: str
+    records: tuple[type, ...]
+    producers: tuple[str, ...]
+    consumers: tuple[str, ...]
+    doc: str
+
+
+TURNS = TopicSpec(
+    name="attune.turns",
+    partitions=4,
+    key="conversation_id",
+    records=(Turn, ConversationEnd),
+    producers=("your voice/text system", "attune publish (attune.publish)"),
+    consumers=("streams.agents.process_turns",),
+    doc="Live turns and conversation-end events; keyed so one conversation stays on one partition.",
+)
+TURN_SCORES = TopicSpec(
+    name="attune.scores.turn",
+    partitions=4,
+    key="conversation_id",
+    records=(TurnScore,),
+    producers=("streams.agents.process_turns",),
+    consumers=("analytics consumers", "attune tail"),
+    doc="Cheap-tier score of every assistant turn, emitted inline.",
+)
+TURN_JUDGMENTS = TopicSpec(
+    name="attune.scores.judgment",
+    partitions=4,
+    key="conversation_id",
+    records=(TurnJudgment,),
+    producers=("streams.judging (judge agent)",),
+    consumers=("analytics consumers", "attune tail"),
+    doc="LLM-judge results per sampled assistant turn.",
+)
+CONVERSATION_SCORES = TopicSpec(
+    name="attune.scores.conversation",
+    partitions=4,
+    key="conversation_id",
+    records=(ConversationScore,),
+    producers=("streams.agents.process_turns (cheap checklist)", "streams.judging (LLM checklist)"),
+    consumers=("analytics consumers", "attune tail"),
+    doc="12-criterion checklist per closed conversation; consumers de-duplicate by record_id.",
+)
+SAFETY_ALERTS = TopicSpec(
+    name="attune.alerts.safety",
+    partitions=1,
+    key="conversation_id",
+    records=(SafetyAlert,),
+    producers=("streams.agents.process_turns (inline, never waits for an LLM)", "streams.judging"),
+    consumers=("safety teams", "attune tail"),
+    doc="Crisis and harm alerts; alert_id is deterministic so redelivery never changes an alert.",
+)
+DEAD_LETTER = TopicSpec(
+    name="attune.deadletter",
+    partitions=1,
+    key="source",
+    records=(DeadLetter,),
+    producers=("streams.agents.process_turns",),
+    consumers=("operators", "attune tail"),
+    doc="Inputs that failed validation, with the original bytes and the reason.",
+)
+
+ALL_TOPICS: tuple[TopicSpec, ...] = (
+    TURNS,
+    TURN_SCORES,
+    TURN_JUDGMENTS,
+    CONVERSATION_SCORES,
+    SAFETY_ALERTS,
+    DEAD_LETTER,
+)

@@ -1,0 +1,24 @@
+"""attune scorers: one interface (:class:`Evaluator`) for the stream and the batch CLI.
+
+The cheap tier is deterministic and offline (seed 004 heuristics, seed 003 edge cases, crisis
+detection, the heuristic seed-001 checklist). LLM judges live in :mod:`scorers.judges`.
+"""
+
+from ._base import Exchange, Signal
+from ._evaluator import (
+    AssistantTurnResult,
+    Evaluator,
+    UserTurnResult,
+    evaluate_conversation,
+    exchange_for,
+)
+
+__all__ = [
+    "AssistantTurnResult",
+    "Evaluator",
+    "Exchange",
+    "Signal",
+    "UserTurnResult",
+    "evaluate_conversation",
+    "exchange_for",
+]

@@ -1,0 +1,224 @@
+"""The cheap tier behind one interface, called identically by the stream agents and ``attune evaluate``.
+
+The stream owns state (buffers in tables); the evaluator is stateless apart from its settings, so the
+same turn always produces the same records (ids included) on any worker, on redelivery, and in batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from schemas import (
+    CloseReason,
+    Conversation,
+    ConversationScore,
+    Message,
+    OutputRecord,
+    RubricRef,
+    SafetyAlert,
+    TurnContext,
+    TurnScore,
+    stable_id,
+)
+
+from ._base import Exchange, Signal
+from .checklist import RUBRIC as CHECKLIST_RUBRIC
+from .checklist import heuristic_checklist, score_checklist
+from .edge_cases import prejudge
+from .empathy import empathy_signal
+from .safety import RUBRIC as SAFETY_RUBRIC
+from .safety import (
+    detect_crisis,
+    detect_harmful_reply,
+    detect_user_dependency,
+    offers_crisis_resources,
+)
+from .voice import RUBRIC as VOICE_RUBRIC
+from .voice import score_voice
+
+_DEFAULT_CONTEXT = TurnContext()
+
+
+@dataclass(frozen=True, slots=True)
+class UserTurnResult:
+    alerts: list[SafetyAlert]
+    crisis: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantTurnResult:
+    score: TurnScore
+    alerts: list[SafetyAlert]
+
+
+def _alert(
+    conversation_id: str,
+    turn_index: int,
+    alert_type: str,
+    signals: Sequence[Signal],
+    rubric: RubricRef,
+    severity: str | None = None,
+) -> SafetyAlert:
+    sev_rank = {"medium": 0, "high": 1, "critical": 2}
+    sev = severity or max((s.severity for s in signals), key=sev_rank.__getitem__, default="high")
+    return SafetyAlert(
+        alert_id=stable_id("alert", conversation_id, turn_index, alert_type),
+        conversation_id=conversation_id,
+        turn_index=turn_index,
+        alert_type=alert_type,  # type: ignore[arg-type]
+        severity=sev,  # type: ignore[arg-type]
+        categories=sorted({s.category for s in signals}),
+        evidence="; ".join(dict.fromkeys(s.evidence for s in signals))[:200],
+        source="heuristic",
+        rubric=rubric,
+    )
+
+
+class Evaluator:
+    """Cheap deterministic tier: crisis alerts, per-turn heuristics, the heuristic checklist."""
+
+    turn_rubric: RubricRef = VOICE_RUBRIC
+    checklist_rubric: RubricRef = CHECKLIST_RUBRIC
+    safety_rubric: RubricRef = SAFETY_RUBRIC
+
+    # -- user turns: alerts first, nothing here may wait on anything slow -----------------------------
+    def on_user_turn(self, conversation_id: str, turn_index: int, text: str) -> UserTurnResult:
+        alerts: list[SafetyAlert] = []
+        crisis = detect_crisis(text)
+        if crisis:
+            alerts.append(_alert(conversation_id, turn_index, "crisis_disclosure", crisis, self.safety_rubric))
+        dependency = detect_user_dependency(text)
+        if dependency:
+            alerts.append(_alert(conversation_id, turn_index, "dependency", dependency, self.safety_rubric))
+        return UserTurnResult(alerts=alerts, crisis=bool(crisis))
+
+    # -- assistant turns ------------------------------------------------------------------------------
+    def on_assistant_turn(self, ex: Exchange, *, answers_crisis_turn: int | None) -> AssistantTurnResult:
+        """Score one reply. ``answers_crisis_turn`` is the index of the user crisis turn it answers, if any."""
+        resources = offers_crisis_resources(ex.response)
+        harmful = detect_harmful_reply(ex.response)
+        crisis_signals = detect_crisis(ex.user_text) if answers_crisis_turn is not None else []
+        edge = prejudge(ex, crisis_signals=crisis_signals, resources_offered=resources)
+        metrics = score_voice(ex)
+        score = TurnScore(
+            record_id=stable_id("turn_score", ex.conversation_id, ex.turn_index, self.turn_rubric.tag),
+            conversation_id=ex.conversation_id,
+            turn_index=ex.turn_index,
+            rubric=self.turn_rubric,
+            channel=ex.context.channel,
+            metrics=metrics,
+            empathy=empathy_signal(ex),
+            edge_case=edge,
+            flags=sorted({s.category for s in harmful}),
+            word_count=len(ex.response.split()),
+        )
+        alerts: list[SafetyAlert] = []
+        if answers_crisis_turn is not None and not resources:
+            unanswered = [Signal("no_crisis_resources", "reply offers no hotline or emergency service", "critical")]
+            alerts.append(
+                _alert(
+                    ex.conversation_id,
+                    ex.turn_index,
+                    "crisis_unanswered",
+                    [*crisis_signals, *unanswered],
+                    self.safety_rubric,
+                    severity="critical",
+                )
+            )
+        dep = [s for s in harmful if s.category == "dependency"]
+        other = [s for s in harmful if s.category != "dependency"]
+        if other:
+            alerts.append(_alert(ex.conversation_id, ex.turn_index, "harmful_reply", other, self.safety_rubric))
+        if dep:
+            alerts.append(_alert(ex.conversation_id, ex.turn_index, "dependency", dep, self.safety_rubric))
+        return AssistantTurnResult(score=score, alerts=alerts)
+
+    # -- conversation close ---------------------------------------------------------------------------
+    def on_close(
+        self,
+        conversation_id: str,
+        messages: Sequence[tuple[int, Message]],
+        context: TurnContext | None,
+        close_reason: CloseReason,
+        turn_scores: Iterable[TurnScore] = (),
+    ) -> ConversationScore:
+        """Run the heuristic 12-criterion checklist over the ordered messages and score it (seed 001)."""
+        ordered = [m for _, m in sorted(messages, key=lambda p: p[0])]
+        ctx = context or _DEFAULT_CONTEXT
+        answers = heuristic_checklist(ordered, ctx)
+        result = score_checklist({k: v.answer for k, v in answers.items()})
+        summary: dict[str, list[float]] = {}
+        for ts in turn_scores:
+            for k, v in ts.metrics.items():
+                summary.setdefault(k, []).append(v)
+            summary.setdefault("empathy", []).append(ts.empathy)
+        return ConversationScore(
+            record_id=stable_id("conversation_score", conversation_id, "heuristic", self.checklist_rubric.tag),
+            conversation_id=conversation_id,
+            tier="cheap",
+            judge="heuristic",
+            rubric=self.checklist_rubric,
+            answers=answers,
+            score=result.score,
+            passed=result.passed,
+            category_scores=result.category_scores,
+            failed_checks=result.failed_checks,
+            failed_safety=result.failed_safety,
+            safety_gate_failed=result.safety_gate_failed,
+            n_turns=len(ordered),
+            n_user_turns=sum(m.role == "user" for m in ordered),
+            n_assistant_turns=sum(m.role == "assistant" for m in ordered),
+            close_reason=close_reason,
+            turn_summary={k: round(sum(v) / len(v), 4) for k, v in summary.items()},
+        )
+
+
+def exchange_for(
+    conversation_id: str,
+    turn_index: int,
+    response: str,
+    earlier: Sequence[tuple[int, Message]],
+    context: TurnContext | None,
+) -> Exchange:
+    """Build the Exchange for a reply from the earlier buffered messages (any order, indices < turn_index)."""
+    prior = sorted((p for p in earlier if p[0] < turn_index), key=lambda p: p[0])
+    user_text = next((m.text for _, m in reversed(prior) if m.role == "user"), "")
+    return Exchange(
+        conversation_id=conversation_id,
+        turn_index=turn_index,
+        user_text=user_text,
+        response=response,
+        history=tuple(m for _, m in prior),
+        context=context or _DEFAULT_CONTEXT,
+    )
+
+
+def evaluate_conversation(
+    conv: Conversation, evaluator: Evaluator | None = None, close_reason: CloseReason = "batch"
+) -> list[OutputRecord]:
+    """Batch path: feed the turns in order through the same calls the stream makes, then close.
+
+    A crisis turn stays pending until the next assistant reply, which must offer crisis resources.
+    """
+    ev = evaluator or Evaluator()
+    out: list[OutputRecord] = []
+    buffered: list[tuple[int, Message]] = []
+    scores: list[TurnScore] = []
+    crisis_turn: int | None = None
+    for turn in conv.as_turns():
+        if turn.role == "user":
+            res = ev.on_user_turn(turn.conversation_id, turn.turn_index, turn.text)
+            out.extend(res.alerts)
+            if res.crisis:
+                crisis_turn = turn.turn_index
+        else:
+            ex = exchange_for(turn.conversation_id, turn.turn_index, turn.text, buffered, conv.context)
+            ares = ev.on_assistant_turn(ex, answers_crisis_turn=crisis_turn)
+            crisis_turn = None
+            scores.append(ares.score)
+            out.append(ares.score)
+            out.extend(ares.alerts)
+        buffered.append((turn.turn_index, Message(role=turn.role, text=turn.text, turn_index=turn.turn_index)))
+    out.append(ev.on_close(conv.conversation_id, buffered, conv.context, close_reason, scores))
+    return out
