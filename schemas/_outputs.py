@@ -73,9 +73,7 @@ class TurnScore(Record):
     judge: Literal["heuristic"] = "heuristic"
     rubric: RubricRef
     channel: Channel
-    metrics: dict[str, float] = Field(
-        description="seed 004's six heuristics and overall_quality, each 0.0–1.0."
-    )
+    metrics: dict[str, float] = Field(description="seed 004's six heuristics and overall_quality, each 0.0–1.0.")
     empathy: float = Field(ge=1.0, le=5.0, description="Cheap empathy signal on the 1–5 scale (documented).")
     edge_case: EdgeCase | None = None
     flags: list[str] = Field(default_factory=list, description="Harmful-pattern flags found in the reply.")
