@@ -1,0 +1,108 @@
+"""Cheap-tier throughput, single process: turns/s through the same Evaluator the stream calls.
+
+Usage: .venv/bin/python bench/cheap_tier_bench.py [--seconds 5]
+
+Corpus: the real seeker/response texts of ../shared/data/empathy-ratings (EPITOME Reddit posts and
+EmpatheticDialogues exchanges) when present, else the bundled stream samples. Every user text goes through
+``on_user_turn`` (crisis + dependency detection) and every response through ``on_assistant_turn`` (seed 004
+heuristics, empathy signal, edge cases, harmful-pattern detection); conversations are closed with the
+heuristic checklist. Prints turns/s for each stage and for the whole per-turn path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from schemas import Message  # noqa: E402
+from scorers import Evaluator, exchange_for  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "empathy-ratings" / "original_data"
+
+
+def corpus() -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    ep = DATA / "sample_epitome.csv"
+    if ep.exists():
+        with ep.open(encoding="utf-8") as fh:
+            pairs += [(r["seeker_post"], r["response_post"]) for r in csv.DictReader(fh)]
+    ed = DATA / "sample_empatheticdialogues.csv"
+    if ed.exists():
+        with ed.open(encoding="utf-8") as fh:
+            for r in csv.DictReader(fh):
+                lines = [ln.strip() for ln in r["full_conversation"].splitlines() if ln.strip()]
+                seeker = " ".join(ln.split(":", 1)[1] for ln in lines if ln.startswith("Seeker:"))
+                sup = [ln.split(":", 1)[1] for ln in lines if ln.startswith("Supporter:")]
+                if sup:
+                    pairs.append((seeker.replace("_comma_", ","), sup[-1].replace("_comma_", ",")))
+    if not pairs:
+        samples = ROOT / "streams" / "samples"
+        import orjson
+
+        for f in sorted(samples.glob("*.jsonl")):
+            for line in f.read_bytes().splitlines():
+                turns = orjson.loads(line)["turns"]
+                pairs += [(u["text"], a["text"]) for u, a in zip(turns[::2], turns[1::2], strict=False)]
+    return pairs
+
+
+def run(seconds: float) -> dict[str, float]:
+    ev = Evaluator()
+    pairs = corpus()
+    words = sum(len(u.split()) + len(a.split()) for u, a in pairs) / (2 * len(pairs))
+    print(f"corpus: {len(pairs)} user/assistant pairs, mean {words:.0f} words per turn")
+
+    def timed(label: str, fn) -> float:
+        n = 0
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            for u, a in pairs:
+                fn(u, a)
+            n += len(pairs)
+        rate = n / (time.perf_counter() - t0)
+        print(f"{label:<44} {rate:>10,.0f} /s")
+        return rate
+
+    def user(u: str, a: str) -> None:
+        ev.on_user_turn("c", 0, u)
+
+    def assistant(u: str, a: str) -> None:
+        ex = exchange_for("c", 1, a, [(0, Message(role="user", text=u))], None)
+        ev.on_assistant_turn(ex, answers_crisis_turn=None)
+
+    def both(u: str, a: str) -> None:
+        user(u, a)
+        assistant(u, a)
+
+    r_user = timed("user turns (crisis + dependency)", user)
+    r_asst = timed("assistant turns (heuristics, empathy, edges)", assistant)
+    r_pair = timed("user+assistant pairs", both)
+    turns_per_s = 2 * r_pair
+
+    conv = []
+    for i, (u, a) in enumerate(pairs[:10]):
+        conv += [(2 * i, Message(role="user", text=u)), (2 * i + 1, Message(role="assistant", text=a))]
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        ev.on_close("c", conv, None, "batch")
+        n += 1
+    r_close = n / (time.perf_counter() - t0)
+    print(f"{'checklist close (20-turn conversation)':<44} {r_close:>10,.0f} /s")
+    print(f"\nper-turn path: {turns_per_s:,.0f} turns/s (mean of user and assistant turns), single process")
+    return {"user": r_user, "assistant": r_asst, "turns": turns_per_s, "close20": r_close}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--seconds", type=float, default=3.0, help="time per stage")
+    run(p.parse_args().seconds)
+
+
+if __name__ == "__main__":
+    main()
