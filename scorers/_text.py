@@ -1,0 +1,194 @@
+"""Shared text helpers for the cheap tier: folding, tokenising, stop words, script/language guessing.
+
+Everything here is pure, deterministic and fast (it runs per turn on the stream), so it uses
+precompiled regexes and frozensets only. Other scorers may import from this module.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from functools import lru_cache
+
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u0060": "'", "\u00b4": "'"})
+_WORD_RE = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*", re.UNICODE)
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def wordset(spaced: str) -> frozenset[str]:
+    """A frozenset from a whitespace-separated word list (keeps long lexicons readable)."""
+    return frozenset(spaced.split())
+
+
+def fold(text: str) -> str:
+    """Lower-case and turn typographic apostrophes into ``'``, so "I can’t" matches "i can't".
+
+    ASR transcripts and LLM replies mix both apostrophe styles; phrase lists are written with ``'``.
+    """
+    return text.translate(_APOSTROPHES).lower()
+
+
+def tokens(text: str) -> list[str]:
+    """Folded word tokens: runs of letters (any script) with inner apostrophes ("don't", "you're")."""
+    return _WORD_RE.findall(fold(text))
+
+
+def word_count(text: str) -> int:
+    """Whitespace word count, the measure seed 004 uses (``len(response.split())``)."""
+    return len(text.split())
+
+
+def sentences(text: str) -> list[str]:
+    """Split on sentence-final punctuation followed by space, and on line breaks; empty parts dropped."""
+    return [s.strip() for s in _SENTENCE_RE.split(text) if s.strip()]
+
+
+def contains_any(haystack: str, phrases: Iterable[str]) -> bool:
+    """Plain substring test (seed 004 semantics: ``any(p in text for p in phrases)``)."""
+    return any(p in haystack for p in phrases)
+
+
+def compile_terms(terms: Iterable[str], *, prefix: bool = False) -> re.Pattern[str]:
+    """One word-bounded alternation for a term list (longest first so multi-word phrases win).
+
+    ``prefix=True`` lets a term match the start of a longer word ("frustrat" -> "frustrated").
+    Match against :func:`fold`-ed text.
+    """
+    alts = "|".join(re.escape(t) for t in sorted(set(terms), key=len, reverse=True))
+    tail = r"" if prefix else r"\b"
+    return re.compile(rf"(?<![\w'])(?:{alts}){tail}")
+
+
+# --- stop words ----------------------------------------------------------------------------------------
+STOPWORDS_EN: frozenset[str] = wordset(
+    """a about above after again against all am an and any are aren't as at be because been before being
+    below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+    during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here
+    here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself
+    just let's me more most mustn't my myself no nor not now of off on once only or other ought our ours
+    ourselves out over own really same shan't she she'd she'll she's should shouldn't so some such than that
+    that's the their theirs them themselves then there there's these they they'd they'll they're they've
+    this those through to too under until up very was wasn't we we'd we'll we're we've were weren't what
+    what's when when's where where's which while who who's whom why why's will with won't would wouldn't
+    yeah you you'd you'll you're you've your yours yourself yourselves also get got go going im ive dont
+    thats its u ur oh well know like one"""
+)
+
+
+def _stem(word: str) -> str:
+    """Tiny suffix stripper so "worried"/"worrying"/"worries" meet on "worr": cheap, not linguistic."""
+    for suf in ("ingly", "ing", "edly", "ed", "ies", "es", "ly", "s"):
+        if word.endswith(suf) and len(word) - len(suf) >= 3:
+            return word[: -len(suf)]
+    return word
+
+
+@lru_cache(maxsize=4096)
+def content_stems(text: str) -> frozenset[str]:
+    """Stems of the non-stop-word tokens (3+ letters) of ``text``; cached because user turns repeat."""
+    return frozenset(_stem(t) for t in tokens(text) if len(t) >= 3 and t not in STOPWORDS_EN)
+
+
+# --- script and language guessing (offline) ------------------------------------------------------------
+#: Distinctive function words per language. Words shared by two or more lists are removed at import
+#: (see ``_distinctive``) so "de", "no", "me", "la" never count as evidence for either side; one-letter
+#: words that are also English ("a", "o", "u") are left out entirely.
+_FUNCTION_WORDS: dict[str, str] = {
+    "en": "the and you your is are it that this with for have was what how not but be my me so to of in "
+    "i'm it's don't can feel really just about would there they we he she been will if or when",
+    "es": "el la los las que de y en un una es por con para no se lo su al pero como más muy estoy "
+    "está estás eres tu tú yo me mi te sí ya del también porque cuando siento mucho quieres hablar pasó qué cómo "
+    "puedes eso esto bien hay algo nada todo tienes tengo hacer así sobre donde aquí ahora siempre nunca "
+    "gracias lamento",
+    "fr": "le la les de des et est un une je tu vous il elle que qui pas ne ce pour dans avec sur "
+    "mais ou très suis êtes c'est j'ai au aux du moi toi désolé désolée veux parler aussi rien tout peux avez fait "
+    "comme quand où ici maintenant toujours jamais merci",
+    "de": "der die das und ist ich du sie er nicht ein eine zu mit auf für den dem des sich auch "
+    "aber wie bin bist wir ihr es mir dir dass sehr leid tut mich dich noch schon wenn kann kannst möchtest sprechen "
+    "gerne jetzt immer nie danke bitte",
+    "it": "il lo la gli le di e è un una che non per con mi ti sono sei io tu lui lei noi ma come "
+    "anche del della molto questo dispiace vuoi parlare ancora quando dove qui adesso sempre mai grazie",
+    "pt": "os as de e é um uma que não para com em eu você me te se mas como muito do da dos das "
+    "está estou isso isto também sinto muito quer falar você ainda quando onde aqui agora sempre nunca "
+    "obrigado obrigada",
+    "nl": "de het een en is ik je jij niet dat die van op te met voor zijn maar ook wat hoe bent ben heb wij zij er "
+    "spijt wil praten heel nog wanneer waar hier nu altijd nooit dank bedankt",
+}
+
+
+def _distinctive(raw: dict[str, str]) -> dict[str, frozenset[str]]:
+    sets = {k: wordset(v) for k, v in raw.items()}
+    counts: dict[str, int] = {}
+    for s in sets.values():
+        for w in s:
+            counts[w] = counts.get(w, 0) + 1
+    return {k: frozenset(w for w in s if counts[w] == 1) for k, s in sets.items()}
+
+
+FUNCTION_WORDS: dict[str, frozenset[str]] = _distinctive(_FUNCTION_WORDS)
+
+#: Script each language is written in (primary BCP-47 subtag -> script name used by :func:`script_of`).
+LANGUAGE_SCRIPT: dict[str, str] = {
+    **dict.fromkeys(
+        wordset("en es fr de it pt nl sv da no nb nn fi pl cs sk ro hu tr id ms vi ca eu gl hr sl et lv lt sq sw tl"),
+        "latin",
+    ),
+    **dict.fromkeys(wordset("ru uk bg sr mk be kk"), "cyrillic"),
+    "el": "greek",
+    "he": "hebrew",
+    "ar": "arabic",
+    "fa": "arabic",
+    "ur": "arabic",
+    "hi": "devanagari",
+    "mr": "devanagari",
+    "ne": "devanagari",
+    "th": "thai",
+    "ko": "hangul",
+    "ja": "cjk",
+    "zh": "cjk",
+}
+
+_SCRIPT_PREFIXES = (
+    ("LATIN", "latin"),
+    ("CYRILLIC", "cyrillic"),
+    ("GREEK", "greek"),
+    ("HEBREW", "hebrew"),
+    ("ARABIC", "arabic"),
+    ("DEVANAGARI", "devanagari"),
+    ("THAI", "thai"),
+    ("HANGUL", "hangul"),
+    ("CJK", "cjk"),
+    ("HIRAGANA", "cjk"),
+    ("KATAKANA", "cjk"),
+)
+
+
+@lru_cache(maxsize=8192)
+def script_of(ch: str) -> str:
+    """Unicode script family of one letter ("latin", "cyrillic", "cjk", ...; "other" if unknown)."""
+    if ch.isascii():
+        return "latin"
+    name = unicodedata.name(ch, "")
+    for prefix, script in _SCRIPT_PREFIXES:
+        if name.startswith(prefix):
+            return script
+    return "other"
+
+
+def script_shares(text: str) -> dict[str, float]:
+    """Share of the letters of ``text`` in each script (empty dict when there are no letters)."""
+    counts: dict[str, int] = {}
+    n = 0
+    for ch in text:
+        if ch.isalpha():
+            s = script_of(ch)
+            counts[s] = counts.get(s, 0) + 1
+            n += 1
+    return {k: v / n for k, v in counts.items()} if n else {}
+
+
+def function_word_hits(text: str) -> dict[str, int]:
+    """Count of distinctive function words per language among the tokens of ``text``."""
+    toks = tokens(text)
+    return {lang: sum(t in words for t in toks) for lang, words in FUNCTION_WORDS.items()}
