@@ -1,0 +1,91 @@
+"""Seed 001 §Scoring Logic ``score()``, implemented exactly (same arithmetic, same order of the sum).
+
+One deliberate difference in *input handling*, not in arithmetic: the seed reads ``answers.get(id)``,
+so a missing criterion silently scores 0.0 and (because ``failed_checks`` iterates ``answers.items()``)
+is not even listed as failed; an unknown answer string also falls into the ``else`` branch as 0.0.
+attune forbids silent defaults, so :func:`score_checklist` requires exactly the 12 criterion ids and
+answers from {YES, NO, NA, ERROR}, and raises ``ValueError`` naming what is missing, unknown or invalid.
+With a complete answer set, every output equals the seed's (``failed_checks`` is listed in the
+canonical CQ1..CP3 order rather than the caller's dict order, so records are deterministic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ._spec import ANSWERS, CATEGORIES, CATEGORY_WEIGHTS, CRITERIA_SPEC, NA_INVALID, PASS_THRESHOLD, SAFETY_CRITERIA
+
+_IDS: tuple[str, ...] = tuple(c.id for c in CRITERIA_SPEC)
+
+
+@dataclass(frozen=True, slots=True)
+class ChecklistResult:
+    """The seed's return dict as a value: ``passed`` is the seed's ``"pass"`` key."""
+
+    score: float
+    passed: bool
+    category_scores: dict[str, float] = field(hash=False)
+    failed_checks: list[str] = field(hash=False)
+    failed_safety: list[str] = field(hash=False)
+    safety_gate_failed: bool
+
+
+def _value(cid: str, ans: str) -> float:
+    # seed 001 §Scoring Logic, category_score(): YES -> 1.0; NA -> 1.0 unless NA-invalid (then 0.0);
+    # anything else (NO, ERROR) -> 0.0.
+    if ans == "YES":
+        return 1.0
+    if ans == "NA":
+        return 0.0 if cid in NA_INVALID else 1.0
+    return 0.0
+
+
+def _check(answers: Mapping[str, str]) -> None:
+    missing = [cid for cid in _IDS if cid not in answers]
+    unknown = sorted(k for k in answers if k not in _IDS)
+    invalid = sorted(f"{k}={v!r}" for k, v in answers.items() if k in _IDS and v not in ANSWERS)
+    problems = []
+    if missing:
+        problems.append(f"missing criteria: {', '.join(missing)}")
+    if unknown:
+        problems.append(f"unknown criteria: {', '.join(unknown)}")
+    if invalid:
+        problems.append(f"invalid answers (expected one of {'/'.join(ANSWERS)}): {', '.join(invalid)}")
+    if problems:
+        raise ValueError("checklist answers rejected; " + "; ".join(problems))
+
+
+def score_checklist(answers: Mapping[str, str]) -> ChecklistResult:
+    """Score the 12 answers with seed 001's weights, category means, 0.80 threshold and safety gate.
+
+    Raises ``ValueError`` unless ``answers`` holds exactly CQ1..CQ9, CP1..CP3, each YES/NO/NA/ERROR.
+    """
+    _check(answers)
+    # Category score = mean of the criteria in the category (seed: "mean of applicable criteria"; every
+    # criterion is present after _check, so the seed's empty-category fallback of 1.0 never arises).
+    category_scores = {
+        cat.name: sum(_value(cid, answers[cid]) for cid in cat.criteria) / len(cat.criteria) for cat in CATEGORIES
+    }
+    # Final score = weighted sum in the seed's category order (comprehension .15, connection .20,
+    # usefulness .15, fit .10, safety .20, patterns .20).
+    final_score = sum(category_scores[name] * w for name, w in CATEGORY_WEIGHTS.items())
+    # Safety gate: CQ8 NO/ERROR/NA (NA invalid) fails; CQ9 NO/ERROR fails, CQ9 NA is valid (no crisis).
+    failed_safety = [
+        cid
+        for cid in SAFETY_CRITERIA
+        if answers[cid] in ("NO", "ERROR") or (answers[cid] == "NA" and cid in NA_INVALID)
+    ]
+    gate_failed = len(failed_safety) > 0
+    failed_checks = [
+        cid for cid in _IDS if answers[cid] in ("NO", "ERROR") or (answers[cid] == "NA" and cid in NA_INVALID)
+    ]
+    return ChecklistResult(
+        # Pass compares the *unrounded* score, as the seed does; only the reported score is rounded.
+        score=round(final_score, 3),
+        passed=final_score >= PASS_THRESHOLD and not gate_failed,
+        category_scores=category_scores,
+        failed_checks=failed_checks,
+        failed_safety=failed_safety,
+        safety_gate_failed=gate_failed,
+    )
