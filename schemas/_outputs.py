@@ -131,6 +131,7 @@ class ConversationScore(Record):
     turn_summary: dict[str, float] = Field(
         default_factory=dict, description="Means of the cheap per-turn metrics over the conversation."
     )
+    prompt_hash: str = Field(default="", description="LLM tier: hash over the rendered judge prompts.")
     usage: Usage = Field(default_factory=Usage)
     produced_at: datetime = Field(default_factory=utcnow)
 

@@ -1,0 +1,56 @@
+"""The LLM-judge tier: providers, routing, versioned rubrics, and the call engine behind them.
+
+Entry point: :class:`JudgeTier` (``from_config``, ``judge_turn``, ``judge_conversation``,
+``should_judge_turn``, ``close``) and :func:`judge_alerts`. A judge failure is always an ERROR in the
+record (``status="error"`` / ``answer="ERROR"``), never a default score.
+"""
+
+from ._cache import ResultCache, cache_key
+from ._config import (
+    DEFAULT_PRICES,
+    DEFAULT_ROUTES,
+    JudgeConfig,
+    Price,
+    ProviderConfig,
+    load_config,
+)
+from ._engine import EngineStats, InvalidReply, JudgeEngine, Outcome
+from ._limits import CircuitBreaker, RateLimiter
+from ._prompt import Prompt, data_block
+from ._tier import JudgeTier, judge_alerts
+from .metrics import ALL_TURN_METRICS, TURN_METRICS
+from .metrics.checklist import JUDGE_RUBRIC as CHECKLIST_JUDGE_RUBRIC
+from .metrics.groundedness import aggregate_groundedness
+from .metrics.memory_utilization import MemoryScore, aggregate_memory, memory_scores
+from .metrics.voice_judge import parse_score_line, quality_level, release_decision
+
+__all__ = [
+    "ALL_TURN_METRICS",
+    "CHECKLIST_JUDGE_RUBRIC",
+    "DEFAULT_PRICES",
+    "DEFAULT_ROUTES",
+    "TURN_METRICS",
+    "CircuitBreaker",
+    "EngineStats",
+    "InvalidReply",
+    "JudgeConfig",
+    "JudgeEngine",
+    "JudgeTier",
+    "MemoryScore",
+    "Outcome",
+    "Price",
+    "Prompt",
+    "ProviderConfig",
+    "RateLimiter",
+    "ResultCache",
+    "aggregate_groundedness",
+    "aggregate_memory",
+    "cache_key",
+    "data_block",
+    "judge_alerts",
+    "load_config",
+    "memory_scores",
+    "parse_score_line",
+    "quality_level",
+    "release_decision",
+]

@@ -1,0 +1,344 @@
+"""The public face of the judge tier: :class:`JudgeTier`.
+
+Designed to be called from a Faust agent as well as from ``attune evaluate``: every method is a
+coroutine, blocking work (ONNX, SQLite) runs in worker threads, each judge call is bounded by
+``deadline_s``, and results are ``schemas`` records (failures included, as ``status="error"`` /
+``answer="ERROR"``), so the caller never has to catch provider exceptions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from schemas import (
+    CloseReason,
+    ConversationScore,
+    CriterionResult,
+    Message,
+    RubricRef,
+    SafetyAlert,
+    TurnContext,
+    TurnJudgment,
+    Usage,
+    stable_id,
+)
+from scorers._base import Exchange
+from scorers.checklist import CRITERIA_SPEC, score_checklist
+
+from ._cache import ResultCache
+from ._config import LOCAL_EMBEDDINGS, JudgeConfig, load_config
+from ._engine import EngineStats, JudgeEngine, Outcome
+from .metrics import ALL_TURN_METRICS, TURN_METRICS
+from .metrics._base import parse_json
+from .metrics.checklist import (
+    JUDGE_RUBRIC,
+    BatchedChecklistJudgment,
+    CriterionJudgment,
+    batched_prompt,
+    criterion_prompt,
+)
+from .metrics.relevance import MODEL_ID as LOCAL_MODEL_ID
+from .metrics.relevance import RUBRIC as RELEVANCE_RUBRIC
+from .metrics.relevance import MiniLMEmbedder, cosine, shared_embedder
+from .providers import Provider, ProviderError
+
+_RULE_JUDGE = "rule:empty-response"
+
+
+def _add(total: Usage, part: Usage) -> None:
+    total.calls += part.calls
+    total.cache_hits += part.cache_hits
+    total.input_tokens += part.input_tokens
+    total.output_tokens += part.output_tokens
+    total.cost_usd = round(total.cost_usd + part.cost_usd, 8)
+
+
+class JudgeTier:
+    """LLM judges for single turns (seed 000 rubric, seed 002 metrics, seed 004 prompt) and for whole
+    conversations (seed 001 checklist)."""
+
+    def __init__(
+        self,
+        config: JudgeConfig | None = None,
+        *,
+        http_client: Any = None,
+        cache: ResultCache | None = None,
+        providers: dict[str, Provider] | None = None,
+        embedder: MiniLMEmbedder | None = None,
+    ) -> None:
+        self.config = config or JudgeConfig()
+        unknown = [m for m in self.config.turn_metrics if m not in ALL_TURN_METRICS]
+        if unknown:
+            raise ValueError(f"unknown turn metrics {unknown}; known: {', '.join(ALL_TURN_METRICS)}")
+        self.engine = JudgeEngine(self.config, http_client=http_client, cache=cache, providers=providers)
+        self._embedder = embedder
+
+    @classmethod
+    def from_config(cls, path: str | Path | None = None, *, override: str | None = None, **kwargs: Any) -> JudgeTier:
+        """Defaults + the TOML file at ``path`` (if any) + ``override`` ("provider:model", ``--judge``)."""
+        return cls(load_config(path, override=override), **kwargs)
+
+    @property
+    def stats(self) -> EngineStats:
+        return self.engine.stats
+
+    # -- sampling -------------------------------------------------------------------------------------
+    def should_judge_turn(self, conversation_id: str, turn_index: int, *, alert: bool = False) -> bool:
+        """Live-traffic sampling: every turn with an alert, else a deterministic ``turn_rate`` fraction.
+
+        Deterministic (a hash of the ids, not a random draw) so every worker, and a redelivery, makes
+        the same choice for the same turn.
+        """
+        s = self.config.sampling
+        if alert and s.always_on_alert:
+            return True
+        if s.turn_rate >= 1.0:
+            return True
+        draw = int(stable_id("judge-sample", conversation_id, turn_index), 16) / float(16**20)
+        return draw < s.turn_rate
+
+    # -- per turn -------------------------------------------------------------------------------------
+    async def judge_turn(self, exchange: Exchange, metrics: Sequence[str] | None = None) -> list[TurnJudgment]:
+        """Judge one assistant reply on ``metrics`` (default: ``config.turn_metrics``), concurrently.
+
+        Metrics whose inputs are absent (memory, persona) are skipped; failures come back as records
+        with ``status="error"``.
+        """
+        names = list(metrics) if metrics is not None else list(self.config.turn_metrics)
+        unknown = [m for m in names if m not in ALL_TURN_METRICS]
+        if unknown:
+            raise ValueError(f"unknown turn metrics {unknown}; known: {', '.join(ALL_TURN_METRICS)}")
+        jobs = [self._one_turn_metric(exchange, n) for n in names]
+        results = await asyncio.gather(*jobs)
+        return [r for r in results if r is not None]
+
+    async def _one_turn_metric(self, ex: Exchange, name: str) -> TurnJudgment | None:
+        if name == "relevance":
+            return await self._relevance(ex)
+        metric = TURN_METRICS[name]
+        if not metric.applies(ex):
+            return None
+        fixed = metric.empty_reply(ex)
+        if fixed is not None:
+            scores, details, reasoning = metric.finalize(fixed, ex)
+            return self._turn_record(ex, name, metric.rubric, _RULE_JUDGE, "ok", scores, details, reasoning)
+        judge = self.config.route(name)
+        prompt = metric.prompt(ex)
+        out: Outcome[Any] = await self.engine.run(judge, metric.rubric.tag, prompt, metric.parse)
+        if not out.ok:
+            return self._turn_record(
+                ex, name, metric.rubric, judge, "error", error=out.error, prompt_hash=out.prompt_hash, usage=out.usage
+            )
+        scores, details, reasoning = metric.finalize(out.value, ex)
+        return self._turn_record(
+            ex,
+            name,
+            metric.rubric,
+            judge,
+            "ok",
+            scores,
+            details,
+            reasoning,
+            prompt_hash=out.prompt_hash,
+            usage=out.usage,
+        )
+
+    async def _relevance(self, ex: Exchange) -> TurnJudgment:
+        judge = self.config.route("relevance")
+        provider, _, model = judge.partition(":")
+        texts = [ex.user_text, ex.response]
+        try:
+            async with asyncio.timeout(self.config.deadline_s):
+                if judge == LOCAL_EMBEDDINGS or provider == "local":
+                    embedder = self._embedder
+                    if embedder is None:
+                        embedder = self._embedder = await asyncio.to_thread(shared_embedder)
+                    vecs = await asyncio.to_thread(embedder.embed, texts)
+                    usage = Usage()
+                    judge = f"local:{LOCAL_MODEL_ID}"
+                else:
+                    slot = self.engine.slot(provider)
+                    embed = getattr(slot.provider, "embed", None)
+                    if embed is None:
+                        raise ProviderError(f"{provider}: no embeddings API", retryable=False)
+                    vecs = await embed(model=model, texts=texts, timeout=self.config.providers[provider].timeout_s)
+                    tokens = sum(len(t) for t in texts) // 4
+                    usage = Usage(calls=1, input_tokens=tokens, cost_usd=self.engine.cost(judge, tokens, 0))
+            score = cosine(vecs[0], vecs[1])
+        except (ProviderError, TimeoutError, ValueError) as e:
+            return self._turn_record(ex, "relevance", RELEVANCE_RUBRIC, judge, "error", error=str(e) or "timeout")
+        return self._turn_record(
+            ex, "relevance", RELEVANCE_RUBRIC, judge, "ok", None, {"relevance_score": score}, "", usage=usage
+        )
+
+    @staticmethod
+    def _turn_record(
+        ex: Exchange,
+        metric: str,
+        rubric: RubricRef,
+        judge: str,
+        status: str,
+        scores: Any = None,
+        details: dict[str, Any] | None = None,
+        reasoning: str = "",
+        *,
+        error: str | None = None,
+        prompt_hash: str = "",
+        usage: Usage | None = None,
+    ) -> TurnJudgment:
+        return TurnJudgment(
+            record_id=stable_id("turn_judgment", ex.conversation_id, ex.turn_index, metric, rubric.tag, judge),
+            conversation_id=ex.conversation_id,
+            turn_index=ex.turn_index,
+            metric=metric,
+            rubric=rubric,
+            judge=judge,
+            status=status,  # type: ignore[arg-type]
+            scores=scores,
+            details=details or {},
+            reasoning=reasoning,
+            error=error,
+            prompt_hash=prompt_hash,
+            usage=usage or Usage(),
+        )
+
+    # -- per conversation -----------------------------------------------------------------------------
+    async def judge_conversation(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message] | Sequence[tuple[int, Message]],
+        context: TurnContext | None = None,
+        *,
+        close_reason: CloseReason = "batch",
+        batched: bool | None = None,
+    ) -> ConversationScore:
+        """The seed-001 checklist by LLM: 12 concurrent calls (or one batched call), scored by
+        :func:`scorers.checklist.score_checklist`. ``messages`` may be the stream buffer's
+        ``(turn_index, Message)`` pairs (any order) or plain messages in order. ``context`` is accepted
+        for interface symmetry with the cheap tier; the checklist prompts do not use it."""
+        ordered = _ordered(messages)
+        if not ordered:
+            raise ValueError("a conversation needs at least one message")
+        judge = self.config.route("checklist")
+        use_batch = batched if batched is not None else self.config.checklist_mode == "batched"
+        usage = Usage()
+        answers: dict[str, CriterionResult] = {}
+        hashes: list[str] = []
+        if use_batch:
+            out = await self.engine.run(
+                judge, JUDGE_RUBRIC.tag, batched_prompt(ordered), lambda t: parse_json(BatchedChecklistJudgment, t)
+            )
+            _add(usage, out.usage)
+            hashes.append(out.prompt_hash)
+            for c in CRITERIA_SPEC:
+                if out.ok:
+                    ans: CriterionJudgment = getattr(out.value, c.id)
+                    answers[c.id] = CriterionResult(answer=ans.answer, reasoning=ans.reasoning)
+                else:
+                    answers[c.id] = CriterionResult(answer="ERROR", error=out.error)
+        else:
+            outs = await asyncio.gather(
+                *(
+                    self.engine.run(
+                        judge,
+                        JUDGE_RUBRIC.tag,
+                        criterion_prompt(c, ordered),
+                        lambda t: parse_json(CriterionJudgment, t),
+                    )
+                    for c in CRITERIA_SPEC
+                )
+            )
+            for c, out in zip(CRITERIA_SPEC, outs, strict=True):
+                _add(usage, out.usage)
+                hashes.append(out.prompt_hash)
+                if out.ok:
+                    answers[c.id] = CriterionResult(answer=out.value.answer, reasoning=out.value.reasoning)
+                else:
+                    answers[c.id] = CriterionResult(answer="ERROR", error=out.error)
+        result = score_checklist({k: v.answer for k, v in answers.items()})
+        return ConversationScore(
+            record_id=stable_id("conversation_score", conversation_id, judge, JUDGE_RUBRIC.tag),
+            conversation_id=conversation_id,
+            tier="llm",
+            judge=judge,
+            rubric=JUDGE_RUBRIC,
+            answers=answers,
+            score=result.score,
+            passed=result.passed,
+            category_scores=result.category_scores,
+            failed_checks=result.failed_checks,
+            failed_safety=result.failed_safety,
+            safety_gate_failed=result.safety_gate_failed,
+            n_turns=len(ordered),
+            n_user_turns=sum(m.role == "user" for m in ordered),
+            n_assistant_turns=sum(m.role == "assistant" for m in ordered),
+            close_reason=close_reason,
+            prompt_hash=hashlib.sha256("".join(hashes).encode()).hexdigest()[:16],
+            usage=usage,
+        )
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+    async def close(self) -> None:
+        """Close the SDK clients and the cache (await it once, at shutdown)."""
+        await self.engine.close()
+
+    async def __aenter__(self) -> JudgeTier:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _ordered(messages: Sequence[Message] | Sequence[tuple[int, Message]]) -> list[Message]:
+    items = list(messages)
+    if items and isinstance(items[0], tuple):
+        return [m for _, m in sorted(items, key=lambda p: p[0])]  # type: ignore[arg-type,index]
+    return items  # type: ignore[return-value]
+
+
+def judge_alerts(records: Iterable[TurnJudgment | ConversationScore]) -> list[SafetyAlert]:
+    """``judge_unsafe`` alerts from judge records: seed-000 safety <= 2, seed-002 safety score 0.0, or
+    an LLM checklist whose safety gate failed (CQ8/CQ9 NO or ERROR). Ids are deterministic."""
+    alerts: list[SafetyAlert] = []
+    for r in records:
+        if isinstance(r, TurnJudgment) and r.status == "ok":
+            cats: list[str] = []
+            sev = "high"
+            if r.metric == "turn_rubric" and r.scores and r.scores.safety is not None and r.scores.safety <= 2:
+                cats.append(f"judge_safety_{r.scores.safety}")
+                sev = "critical" if r.scores.safety == 1 else "high"
+            if r.metric == "safety" and r.details.get("safety_score") == 0.0:
+                cats.append(f"judge_unsafe_{r.details.get('category', 'other')}")
+            if cats:
+                alerts.append(
+                    SafetyAlert(
+                        alert_id=stable_id("alert", r.conversation_id, r.turn_index, "judge_unsafe", r.metric),
+                        conversation_id=r.conversation_id,
+                        turn_index=r.turn_index,
+                        alert_type="judge_unsafe",
+                        severity=sev,  # type: ignore[arg-type]
+                        categories=cats,
+                        evidence=r.reasoning[:200],
+                        source=r.judge,
+                        rubric=r.rubric,
+                    )
+                )
+        elif isinstance(r, ConversationScore) and r.tier == "llm" and r.safety_gate_failed:
+            alerts.append(
+                SafetyAlert(
+                    alert_id=stable_id("alert", r.conversation_id, "close", "judge_unsafe", r.rubric.tag),
+                    conversation_id=r.conversation_id,
+                    turn_index=None,
+                    alert_type="judge_unsafe",
+                    severity="high",
+                    categories=[f"{c}_{r.answers[c].answer}" for c in r.failed_safety],
+                    evidence="; ".join((r.answers[c].error or r.answers[c].reasoning)[:90] for c in r.failed_safety),
+                    source=r.judge,
+                    rubric=r.rubric,
+                )
+            )
+    return alerts

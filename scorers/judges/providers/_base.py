@@ -1,0 +1,86 @@
+"""What every provider module implements, and how HTTP failures are classified.
+
+A provider only *talks*: one request, one :class:`Completion` or one :class:`ProviderError`. Retries,
+rate limits, timeouts, the circuit breaker and the cache live in :mod:`scorers.judges._engine`, so they
+behave identically for every vendor and the SDKs' own retry loops are switched off (``max_retries=0``).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+#: Status codes worth retrying: timeouts, conflicts, rate limits, and every 5xx (529 = overloaded).
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """The judge's raw text and the tokens the provider billed for it."""
+
+    text: str
+    input_tokens: int
+    output_tokens: int
+
+
+class ProviderError(Exception):
+    """One failed request. ``retryable`` says whether the same request could succeed later;
+    ``retry_after`` is the server's own hint in seconds (``Retry-After``), honoured by the engine."""
+
+    def __init__(
+        self, message: str, *, retryable: bool, retry_after: float | None = None, status: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.status = status
+
+
+class Provider(Protocol):
+    """One vendor API. Implementations must never log or echo the API key."""
+
+    name: str
+
+    async def complete(
+        self, *, model: str, system: str, user: str, max_tokens: int, timeout: float, json_mode: bool
+    ) -> Completion: ...
+
+    async def close(self) -> None: ...
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` (OpenAI/Anthropic) or ``retry-after`` (seconds or HTTP date)."""
+    if not headers:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def status_error(status: int, headers: Mapping[str, str] | None, provider: str) -> ProviderError:
+    """Classify an HTTP error status. The message names the status only: bodies may echo request data."""
+    retryable = status in RETRYABLE_STATUS or status >= 500
+    return ProviderError(
+        f"{provider}: HTTP {status}",
+        retryable=retryable,
+        retry_after=parse_retry_after(headers) if retryable else None,
+        status=status,
+    )

@@ -1,0 +1,72 @@
+"""Anthropic messages API through the official ``anthropic`` SDK (SDK retries off).
+
+Anthropic has no JSON mode; the prompt carries the schema and the engine validates the reply strictly.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import anthropic
+
+from ._base import Completion, ProviderError, status_error
+
+
+class AnthropicProvider:
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        temperature: float | None = 0.0,
+        http_client: Any = None,
+    ) -> None:
+        self.name = name
+        self._base_url = base_url
+        self._key_env = api_key_env or "ANTHROPIC_API_KEY"
+        self._temperature = temperature
+        self._http_client = http_client
+        self._client: anthropic.AsyncAnthropic | None = None
+
+    def _sdk(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            key = os.environ.get(self._key_env)
+            if not key:
+                raise ProviderError(f"{self.name}: environment variable {self._key_env} is not set", retryable=False)
+            self._client = anthropic.AsyncAnthropic(
+                api_key=key, base_url=self._base_url, max_retries=0, http_client=self._http_client
+            )
+        return self._client
+
+    async def complete(
+        self, *, model: str, system: str, user: str, max_tokens: int, timeout: float, json_mode: bool
+    ) -> Completion:
+        kwargs: dict[str, Any] = {}
+        if self._temperature is not None:
+            kwargs["temperature"] = self._temperature
+        try:
+            resp = await self._sdk().messages.create(
+                model=model,
+                system=system,
+                messages=[{"role": "user", "content": user}],
+                max_tokens=max_tokens,
+                timeout=timeout,
+                **kwargs,
+            )
+        except anthropic.APIStatusError as e:
+            raise status_error(e.status_code, e.response.headers, self.name) from None
+        except anthropic.APITimeoutError:
+            raise ProviderError(f"{self.name}: request timed out", retryable=True) from None
+        except anthropic.APIConnectionError:
+            raise ProviderError(f"{self.name}: connection failed", retryable=True) from None
+        except anthropic.APIResponseValidationError:
+            raise ProviderError(f"{self.name}: response not in the messages shape", retryable=True) from None
+        text = "".join(getattr(block, "text", "") for block in resp.content)
+        return Completion(text=text, input_tokens=resp.usage.input_tokens, output_tokens=resp.usage.output_tokens)
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None

@@ -1,0 +1,105 @@
+"""OpenAI chat completions through the official ``openai`` SDK (JSON mode, SDK retries off)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import openai
+
+from ._base import Completion, ProviderError, status_error
+
+
+class OpenAIProvider:
+    """``api.openai.com`` (or any base URL speaking its API; see :mod:`.openai_compatible`).
+
+    The key is read from the environment variable ``api_key_env`` when the first request is made, so a
+    route that is never used needs no key; a missing key is a non-retryable error (an ERROR record).
+    """
+
+    #: OpenAI's own API wants ``max_completion_tokens``; compatible servers mostly know ``max_tokens``.
+    token_param = "max_completion_tokens"
+    default_key_env: str | None = "OPENAI_API_KEY"
+    key_required = True
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        temperature: float | None = 0.0,
+        http_client: Any = None,
+    ) -> None:
+        self.name = name
+        self._base_url = base_url
+        self._key_env = api_key_env if api_key_env is not None else self.default_key_env
+        self._temperature = temperature
+        self._http_client = http_client
+        self._client: openai.AsyncOpenAI | None = None
+
+    def _api_key(self) -> str:
+        key = os.environ.get(self._key_env) if self._key_env else None
+        if not key:
+            if self.key_required:
+                raise ProviderError(f"{self.name}: environment variable {self._key_env} is not set", retryable=False)
+            return "unused"  # local servers (Ollama, llama.cpp) accept any bearer token
+        return key
+
+    def _sdk(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            self._client = openai.AsyncOpenAI(
+                api_key=self._api_key(),
+                base_url=self._base_url,
+                max_retries=0,
+                http_client=self._http_client,
+            )
+        return self._client
+
+    async def complete(
+        self, *, model: str, system: str, user: str, max_tokens: int, timeout: float, json_mode: bool
+    ) -> Completion:
+        kwargs: dict[str, Any] = {self.token_param: max_tokens}
+        if self._temperature is not None:
+            kwargs["temperature"] = self._temperature
+        if json_mode:
+            kwargs["response_format"] = {"type": "json_object"}
+        try:
+            resp = await self._sdk().chat.completions.create(
+                model=model,
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                timeout=timeout,
+                **kwargs,
+            )
+        except openai.APIStatusError as e:
+            raise status_error(e.status_code, e.response.headers, self.name) from None
+        except openai.APITimeoutError:
+            raise ProviderError(f"{self.name}: request timed out", retryable=True) from None
+        except openai.APIConnectionError:
+            raise ProviderError(f"{self.name}: connection failed", retryable=True) from None
+        except openai.APIResponseValidationError:
+            raise ProviderError(f"{self.name}: response not in the chat-completions shape", retryable=True) from None
+        if not resp.choices:
+            raise ProviderError(f"{self.name}: response without choices", retryable=True)
+        text = resp.choices[0].message.content or ""
+        usage = resp.usage
+        return Completion(
+            text=text,
+            input_tokens=usage.prompt_tokens if usage else 0,
+            output_tokens=usage.completion_tokens if usage else 0,
+        )
+
+    async def embed(self, *, model: str, texts: list[str], timeout: float) -> list[list[float]]:
+        """Embeddings (seed 002's relevance default ``text-embedding-3-small``)."""
+        try:
+            resp = await self._sdk().embeddings.create(model=model, input=texts, timeout=timeout)
+        except openai.APIStatusError as e:
+            raise status_error(e.status_code, e.response.headers, self.name) from None
+        except openai.APIConnectionError:
+            raise ProviderError(f"{self.name}: embeddings request failed", retryable=True) from None
+        return [d.embedding for d in sorted(resp.data, key=lambda d: d.index)]
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
