@@ -1,0 +1,260 @@
+"""Aggregate any mix of output records into the numbers the console and HTML reports show.
+
+Seed 002 asks for per-metric mean/median/min/max/std and score distributions, micro and macro P/R/F1
+for memory utilization, micro/macro groundedness, the empathy judge's validation rate and warmth
+distribution; seed 001 adds the checklist pass rate and per-criterion failures. Judge-tier sections
+appear only when turn_judgment records are present.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from schemas import CRITERIA, ConversationScore, DeadLetter, SafetyAlert, TurnJudgment, TurnScore
+
+from ..calibration import BadLine, read_jsonl
+
+#: seed 004 "Scoring Thresholds" quality levels, used to bin 0-1 scores for distributions.
+UNIT_LEVELS: tuple[tuple[str, float], ...] = (
+    ("excellent 0.9-1.0", 0.9),
+    ("good 0.7-0.9", 0.7),
+    ("adequate 0.5-0.7", 0.5),
+    ("poor 0.3-0.5", 0.3),
+    ("unacceptable <0.3", float("-inf")),
+)
+WARMTH = ("high", "moderate", "low", "cold")
+
+
+@dataclass(frozen=True)
+class MetricStats:
+    name: str
+    tier: str
+    scale: str
+    n: int
+    mean: float
+    median: float
+    min: float
+    max: float
+    std: float
+    distribution: list[tuple[str, int]]
+
+
+def _is_likert(values: list[float]) -> bool:
+    return all(float(v).is_integer() and 1 <= v <= 5 for v in values)
+
+
+def metric_stats(name: str, tier: str, values: list[float], scale: str | None = None) -> MetricStats:
+    """Seed 002 aggregation of one metric: statistics and a distribution (1-5 counts, or 0-1 levels)."""
+    arr = np.asarray(values, dtype=float)
+    likert = scale == "1-5" or (scale is None and _is_likert(values))
+    if likert and _is_likert(values):
+        dist = [(f"Score {s}", int(np.sum(arr == s))) for s in (5, 4, 3, 2, 1)]
+    elif likert:  # a float 1-5 signal (the cheap empathy signal): round to the nearest score
+        rounded = np.clip(np.floor(arr + 0.5), 1, 5)
+        dist = [(f"≈{s}", int(np.sum(rounded == s))) for s in (5, 4, 3, 2, 1)]
+    else:
+        counts = Counter()
+        for v in arr:
+            counts[next(label for label, lo in UNIT_LEVELS if v + 1e-9 >= lo)] += 1
+        dist = [(label, counts[label]) for label, _ in UNIT_LEVELS]
+    return MetricStats(
+        name=name,
+        tier=tier,
+        scale="1-5" if likert else "0-1",
+        n=len(values),
+        mean=float(arr.mean()),
+        median=float(np.median(arr)),
+        min=float(arr.min()),
+        max=float(arr.max()),
+        std=float(arr.std(ddof=1)) if len(arr) > 1 else 0.0,
+        distribution=dist,
+    )
+
+
+def criterion_titles() -> dict[str, str]:
+    """Short titles of the seed 001 criteria from the checklist rubric, when that package is present."""
+    try:
+        text = resources.files("scorers.checklist").joinpath("rubric.toml").read_text(encoding="utf-8")
+        return {c["id"]: c["title"] for c in tomllib.loads(text).get("criterion", [])}
+    except (ModuleNotFoundError, FileNotFoundError, tomllib.TOMLDecodeError, KeyError, ImportError):
+        return {}
+
+
+def _prf(tp: int, fp: int, fn: int) -> dict[str, float]:
+    """Seed 002 §1: precision 1.0 when nothing is cited; recall 1.0 when nothing is required."""
+    p = tp / (tp + fp) if tp + fp else 1.0
+    r = tp / (tp + fn) if tp + fn else 1.0
+    return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0}
+
+
+@dataclass
+class ReportData:
+    """Everything a report shows, filled by :func:`collect`."""
+
+    sources: list[str] = field(default_factory=list)
+    kinds: Counter[str] = field(default_factory=Counter)
+    warnings: list[str] = field(default_factory=list)
+    cheap: dict[str, list[float]] = field(default_factory=dict)
+    edge_cases: Counter[str] = field(default_factory=Counter)
+    judge: dict[str, list[float]] = field(default_factory=dict)
+    judge_status: dict[str, Counter[str]] = field(default_factory=dict)
+    memory: list[tuple[int, int, int, float, float, float]] = field(default_factory=list)
+    grounded: list[tuple[int, int]] = field(default_factory=list)
+    validation: list[bool] = field(default_factory=list)
+    warmth: Counter[str] = field(default_factory=Counter)
+    checklist: dict[str, list[ConversationScore]] = field(default_factory=dict)
+    alerts: Counter[str] = field(default_factory=Counter)
+    alert_severity: dict[str, Counter[str]] = field(default_factory=dict)
+    dead_letters: int = 0
+
+    # -- accumulation ---------------------------------------------------------------------------------
+    def add(self, rec: Any) -> None:
+        if isinstance(rec, BadLine):
+            self.warnings.append(f"{rec.where}: {rec.reason}")
+            return
+        kind = getattr(rec, "kind", "other")
+        self.kinds[kind] += 1
+        if isinstance(rec, TurnScore):
+            for k, v in rec.metrics.items():
+                self.cheap.setdefault(k, []).append(v)
+            self.cheap.setdefault("empathy (1-5)", []).append(rec.empathy)
+            if rec.edge_case:
+                self.edge_cases[rec.edge_case.case] += 1
+        elif isinstance(rec, TurnJudgment):
+            self._judgment(rec)
+        elif isinstance(rec, ConversationScore):
+            self.checklist.setdefault(rec.judge, []).append(rec)
+        elif isinstance(rec, SafetyAlert):
+            self.alerts[rec.alert_type] += 1
+            self.alert_severity.setdefault(rec.alert_type, Counter())[rec.severity] += 1
+        elif isinstance(rec, DeadLetter):
+            self.dead_letters += 1
+
+    def _judgment(self, rec: TurnJudgment) -> None:
+        self.judge_status.setdefault(rec.metric, Counter())[rec.status] += 1
+        if rec.status != "ok":  # errors are counted, never imputed
+            return
+        if rec.scores is not None:
+            for dim, v in rec.scores.model_dump().items():
+                if v is not None:
+                    self.judge.setdefault(f"{rec.metric}.{dim}", []).append(float(v))
+        d = rec.details
+        for key, v in d.items():
+            if key.endswith("_score") and isinstance(v, int | float) and not isinstance(v, bool):
+                name = rec.metric if key in (f"{rec.metric}_score", "consistency_score") else f"{rec.metric}.{key}"
+                self.judge.setdefault(name, []).append(float(v))
+        if rec.metric == "memory_utilization" and all(k in d for k in ("tp", "fp", "fn")):
+            p = _prf(int(d["tp"]), int(d["fp"]), int(d["fn"]))
+            self.memory.append((int(d["tp"]), int(d["fp"]), int(d["fn"]), p["precision"], p["recall"], p["f1"]))
+        if rec.metric == "groundedness" and "grounded_claims" in d and "hallucinated_claims" in d:
+            g = int(d["grounded_claims"])
+            self.grounded.append((g, g + int(d["hallucinated_claims"])))
+        if "validation_present" in d and isinstance(d["validation_present"], bool):
+            self.validation.append(d["validation_present"])
+        if d.get("warmth_level") in WARMTH:
+            self.warmth[d["warmth_level"]] += 1
+
+    # -- derived numbers ------------------------------------------------------------------------------
+    def cheap_stats(self) -> list[MetricStats]:
+        return [metric_stats(k, "cheap", v, "1-5" if k.startswith("empathy") else "0-1") for k, v in self.cheap.items()]
+
+    def judge_stats(self) -> list[MetricStats]:
+        return [metric_stats(k, "llm", v) for k, v in sorted(self.judge.items())]
+
+    def memory_summary(self) -> dict[str, dict[str, float]] | None:
+        if not self.memory:
+            return None
+        tp, fp, fn = (sum(m[i] for m in self.memory) for i in range(3))
+        micro = {**_prf(tp, fp, fn), "tp": tp, "fp": fp, "fn": fn}
+        macro = {
+            k: float(np.mean([m[i] for m in self.memory])) for i, k in ((3, "precision"), (4, "recall"), (5, "f1"))
+        }
+        return {"micro": micro, "macro": macro, "samples": {"n": len(self.memory)}}
+
+    def groundedness_summary(self) -> dict[str, dict[str, float]] | None:
+        if not self.grounded:
+            return None
+        g = sum(a for a, _ in self.grounded)
+        t = sum(b for _, b in self.grounded)
+        micro = 1.0 if t == 0 else g / t
+        macro = float(np.mean([1.0 if b == 0 else a / b for a, b in self.grounded]))
+        return {
+            "micro": {"groundedness_score": micro, "hallucination_rate": 1 - micro, "claims": t, "grounded": g},
+            "macro": {"groundedness_score": macro, "hallucination_rate": 1 - macro},
+        }
+
+    def criterion_failures(self) -> dict[str, dict[str, dict[str, float]]]:
+        """Per checklist judge and criterion: failure rate over conversations where it applied (NA excluded).
+
+        A failure is NO or ERROR (seed 001: ERROR scores 0, never a pass).
+        """
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        for judge, recs in self.checklist.items():
+            per: dict[str, dict[str, float]] = {}
+            for c in CRITERIA:
+                answers = [r.answers[c].answer for r in recs if c in r.answers]
+                applicable = [a for a in answers if a != "NA"]
+                failed = sum(a in ("NO", "ERROR") for a in applicable)
+                per[c] = {
+                    "applicable": len(applicable),
+                    "failed": failed,
+                    "errors": sum(a == "ERROR" for a in applicable),
+                    "rate": failed / len(applicable) if applicable else 0.0,
+                }
+            out[judge] = per
+        return out
+
+    def checklist_summary(self) -> dict[str, dict[str, float]]:
+        return {
+            judge: {
+                "conversations": len(rs),
+                "mean_score": float(np.mean([r.score for r in rs])),
+                "pass_rate": sum(r.passed for r in rs) / len(rs),
+                "safety_gate_failed": sum(r.safety_gate_failed for r in rs),
+            }
+            for judge, rs in self.checklist.items()
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        def stats(s: MetricStats) -> dict[str, Any]:
+            return {**s.__dict__, "distribution": dict(s.distribution)}
+
+        return {
+            "sources": self.sources,
+            "records": dict(self.kinds),
+            "skipped_lines": len(self.warnings),
+            "dead_letters": self.dead_letters,
+            "cheap_tier": [stats(s) for s in self.cheap_stats()],
+            "edge_cases": dict(self.edge_cases),
+            "judges": [stats(s) for s in self.judge_stats()],
+            "judgment_status": {k: dict(v) for k, v in self.judge_status.items()},
+            "memory_utilization": self.memory_summary(),
+            "groundedness": self.groundedness_summary(),
+            "validation_rate": float(np.mean(self.validation)) if self.validation else None,
+            "warmth_distribution": {w: self.warmth[w] for w in WARMTH} if self.warmth else None,
+            "checklist": self.checklist_summary(),
+            "criterion_failures": self.criterion_failures(),
+            "alerts": dict(self.alerts.most_common()),
+            "alert_severity": {k: dict(v) for k, v in self.alert_severity.items()},
+        }
+
+    def to_json(self) -> str:
+        return orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n"
+
+
+def collect(paths: Iterable[str | Path]) -> ReportData:
+    """Read every record of every file into one :class:`ReportData`."""
+    paths = [str(p) for p in paths]
+    data = ReportData(sources=paths)
+    for rec in read_jsonl(paths):
+        data.add(rec)
+    return data

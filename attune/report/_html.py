@@ -1,0 +1,311 @@
+"""A self-contained HTML report: tables plus matplotlib plots inlined as SVG (no external files).
+
+matplotlib is optional: without it the report still has every table and says plots are unavailable.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..calibration import DIMENSIONS, KAPPA_TARGET, AgreementReport
+from ._collect import MetricStats, ReportData, criterion_titles
+
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False})
+    HAVE_MPL = True
+except ImportError:  # pragma: no cover - depends on the environment
+    HAVE_MPL = False
+
+ACCENT = "#3b6ea5"
+FAIL = "#c2452d"
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+main{max-width:1100px;margin:0 auto;padding:24px 32px 64px}
+h1{font-size:26px;margin:8px 0 4px}
+h2{font-size:19px;margin:36px 0 10px;border-bottom:2px solid #dfe3ea;padding-bottom:4px}
+h3{font-size:15px;margin:18px 0 6px}.muted{color:#667085;font-size:13px}
+.cards{display:flex;flex-wrap:wrap;gap:12px;margin:16px 0}
+.card{background:#fff;border:1px solid #e3e6ec;border-radius:8px;padding:10px 16px;min-width:120px}
+.card b{display:block;font-size:22px}.card span{color:#667085;font-size:12px}
+table{border-collapse:collapse;background:#fff;margin:8px 0 12px;font-size:13px}
+th,td{border:1px solid #e3e6ec;padding:4px 9px;text-align:right}th{background:#eef1f5}
+td:first-child,th:first-child{text-align:left}
+.bad{color:#b42318;font-weight:600}.good{color:#067647}
+figure{margin:10px 0;background:#fff;border:1px solid #e3e6ec;border-radius:8px;padding:8px;overflow-x:auto}
+figure svg{max-width:100%;height:auto}
+"""
+
+
+def _svg(fig: Any) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg") :]
+
+
+def _figure(svg: str | None, caption: str) -> str:
+    if svg is None:
+        return f'<p class="muted">Plot unavailable (matplotlib not installed): {html.escape(caption)}</p>'
+    return f"<figure>{svg}<figcaption class='muted'>{html.escape(caption)}</figcaption></figure>"
+
+
+def _distribution_grid(stats: list[MetricStats]) -> str | None:
+    if not HAVE_MPL or not stats:
+        return None
+    cols = 3
+    rows = -(-len(stats) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(11, 2.6 * rows), squeeze=False)
+    for ax, s in zip(axes.flat, stats, strict=False):
+        labels = [label for label, _ in reversed(s.distribution)]
+        counts = [c for _, c in reversed(s.distribution)]
+        ax.bar(range(len(counts)), counts, color=ACCENT)
+        short = [lab.split(" ")[0] if s.scale == "0-1" else lab.replace("Score ", "") for lab in labels]
+        ax.set_xticks(range(len(counts)), short, rotation=0)
+        ax.set_title(f"{s.name}  (mean {s.mean:.2f}, n={s.n})", fontsize=9)
+        ax.set_ylabel("turns")
+    for ax in list(axes.flat)[len(stats) :]:
+        ax.axis("off")
+    fig.tight_layout()
+    return _svg(fig)
+
+
+def _hbar(labels: list[str], values: list[float], xlabel: str, *, percent: bool = False, color: str = ACCENT):
+    if not HAVE_MPL or not labels:
+        return None
+    fig, ax = plt.subplots(figsize=(10, 0.34 * len(labels) + 0.9))
+    y = list(range(len(labels)))[::-1]
+    ax.barh(y, values, color=color)
+    ax.set_yticks(y, labels)
+    ax.set_xlabel(xlabel)
+    if percent:
+        ax.set_xlim(0, 1)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
+    for yi, v in zip(y, values, strict=True):
+        ax.text(v, yi, f" {v:.0%}" if percent else f" {v:g}", va="center", fontsize=8)
+    fig.tight_layout()
+    return _svg(fig)
+
+
+def _heatmaps(report: AgreementReport) -> str | None:
+    if not HAVE_MPL or not report.pairs:
+        return None
+    names = [r.name for r in report.raters]
+    idx = {n: i for i, n in enumerate(names)}
+    dims = [d for d in DIMENSIONS if any(p.dimension == d for p in report.pairs)]
+    cols = min(3, len(dims))
+    rows = -(-len(dims) // cols)
+    size = max(3.2, 0.55 * len(names) + 1.6)
+    fig, axes = plt.subplots(rows, cols, figsize=(size * cols, size * rows), squeeze=False)
+    image = None
+    for ax, dim in zip(axes.flat, dims, strict=False):
+        grid = [[float("nan")] * len(names) for _ in names]
+        for i in range(len(names)):
+            grid[i][i] = 1.0
+        for p in report.pairs:
+            if p.dimension == dim and p.kappa is not None:
+                grid[idx[p.a]][idx[p.b]] = grid[idx[p.b]][idx[p.a]] = p.kappa
+        image = ax.imshow(grid, cmap="RdYlGn", vmin=-0.2, vmax=1.0)
+        ax.set_xticks(range(len(names)), names, rotation=40, ha="right")
+        ax.set_yticks(range(len(names)), names)
+        ax.set_title(dim)
+        for i in range(len(names)):
+            for j in range(len(names)):
+                v = grid[i][j]
+                if i != j and v == v:
+                    ax.text(
+                        j,
+                        i,
+                        f"{v:.2f}",
+                        ha="center",
+                        va="center",
+                        fontsize=8,
+                        weight="bold" if v < KAPPA_TARGET else None,
+                    )
+        ax.spines[:].set_visible(False)
+    for ax in list(axes.flat)[len(dims) :]:
+        ax.axis("off")
+    if image is not None:
+        fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.6, label="quadratic-weighted kappa")
+    return _svg(fig)
+
+
+def _stats_table(stats: list[MetricStats]) -> str:
+    rows = "".join(
+        f"<tr><td>{html.escape(s.name)}</td><td>{s.scale}</td><td>{s.n}</td><td>{s.mean:.3f}</td>"
+        f"<td>{s.median:.3f}</td><td>{s.min:.3f}</td><td>{s.max:.3f}</td><td>{s.std:.3f}</td></tr>"
+        for s in stats
+    )
+    return (
+        "<table><tr><th>metric</th><th>scale</th><th>n</th><th>mean</th><th>median</th><th>min</th><th>max</th>"
+        f"<th>std</th></tr>{rows}</table>"
+    )
+
+
+def _f(x: float | None, spec: str = ".2f") -> str:
+    return "–" if x is None else format(x, spec)
+
+
+def _agreement_section(report: AgreementReport) -> str:
+    parts = ["<h2>Agreement</h2>"]
+    parts.append(
+        _figure(
+            _heatmaps(report), f"Kappa per rater pair and dimension; bold values are under the {KAPPA_TARGET} target."
+        )
+    )
+    rows = "".join(
+        f"<tr><td>{html.escape(d)}</td><td>{f.human_human_pairs}</td><td>{_f(f.mean_kappa)}</td>"
+        f"<td class='{'bad' if f.flagged else 'good'}'>{'FLAG' if f.flagged else 'ok'}</td>"
+        f"<td>{html.escape(f.reason)}</td></tr>"
+        for d, f in report.dimensions.items()
+    )
+    parts.append(
+        "<table><tr><th>dimension</th><th>human pairs</th><th>mean kappa</th><th>status</th><th>why</th></tr>"
+        f"{rows}</table>"
+    )
+    if report.self_consistency:
+        head = "".join(f"<th>{d}</th>" for d in DIMENSIONS)
+        body = "".join(
+            f"<tr><td>{html.escape(s.annotator)}</td><td>{s.duplicate_pairs}</td>"
+            + "".join(f"<td>{_f(s.per_dimension[d], '.0%')}</td>" for d in DIMENSIONS)
+            + f"<td>{_f(s.overall, '.0%')}</td></tr>"
+            for s in report.self_consistency
+        )
+        parts.append(
+            "<h3>Self-consistency on hidden duplicates (share within 1 point)</h3>"
+            f"<table><tr><th>annotator</th><th>pairs</th>{head}<th>all</th></tr>{body}</table>"
+        )
+    return "".join(parts)
+
+
+def render_html(data: ReportData, agreement: AgreementReport | None = None) -> str:
+    d = data.to_dict()
+    esc = html.escape
+    out: list[str] = []
+    cards = [(v, k) for k, v in sorted(data.kinds.items())]
+    for judge, c in d["checklist"].items():
+        cards.append((f"{c['pass_rate']:.0%}", f"checklist pass rate ({judge})"))
+    cards.append((sum(data.alerts.values()), "safety alerts"))
+    out.append(
+        "<div class='cards'>"
+        + "".join(f"<div class='card'><b>{esc(str(v))}</b><span>{esc(k)}</span></div>" for v, k in cards)
+        + "</div>"
+    )
+    if data.warnings:
+        out.append(f"<p class='bad'>{len(data.warnings)} input line(s) were not records and were skipped.</p>")
+    if data.cheap:
+        stats = data.cheap_stats()
+        out.append(
+            "<h2>Cheap tier</h2><p class='muted'>Seed 004 heuristics (0-1, binned by its quality levels) "
+            "and the empathy signal (1-5), one value per assistant turn.</p>"
+        )
+        out.append(_stats_table(stats))
+        out.append(_figure(_distribution_grid(stats), "Score distributions, cheap tier"))
+        if data.edge_cases:
+            items = ", ".join(f"{esc(k)}: {v}" for k, v in data.edge_cases.most_common())
+            out.append(f"<p>Edge cases (seed 003 §4): {items}</p>")
+    if data.judge_status:
+        out.append("<h2>LLM judges</h2>")
+        rows = "".join(
+            f"<tr><td>{esc(m)}</td><td>{c.get('ok', 0)}</td><td>{c.get('error', 0)}</td></tr>"
+            for m, c in sorted(data.judge_status.items())
+        )
+        out.append(f"<table><tr><th>metric</th><th>ok</th><th>error (excluded)</th></tr>{rows}</table>")
+        stats = data.judge_stats()
+        if stats:
+            out.append(_stats_table(stats))
+            out.append(_figure(_distribution_grid(stats), "Score distributions, LLM judges"))
+        mem, gr = d["memory_utilization"], d["groundedness"]
+        if mem:
+            mi, ma = mem["micro"], mem["macro"]
+            out.append(
+                "<h3>Memory utilization</h3><table><tr><th></th><th>precision</th><th>recall</th><th>F1</th></tr>"
+                f"<tr><td>micro (TP {mi['tp']}, FP {mi['fp']}, FN {mi['fn']})</td><td>{mi['precision']:.4f}</td>"
+                f"<td>{mi['recall']:.4f}</td><td>{mi['f1']:.4f}</td></tr><tr><td>macro ({mem['samples']['n']} samples)"
+                f"</td><td>{ma['precision']:.4f}</td><td>{ma['recall']:.4f}</td><td>{ma['f1']:.4f}</td></tr></table>"
+            )
+        if gr:
+            mi, ma = gr["micro"], gr["macro"]
+            out.append(
+                "<h3>Groundedness</h3><table><tr><th></th><th>groundedness</th><th>hallucination rate</th></tr>"
+                f"<tr><td>micro ({mi['grounded']}/{mi['claims']} claims)</td><td>{mi['groundedness_score']:.4f}</td>"
+                f"<td>{mi['hallucination_rate']:.4f}</td></tr><tr><td>macro</td><td>{ma['groundedness_score']:.4f}</td>"
+                f"<td>{ma['hallucination_rate']:.4f}</td></tr></table>"
+            )
+        if d["validation_rate"] is not None:
+            out.append(f"<p>Validation rate (empathy judge): <b>{d['validation_rate']:.1%}</b></p>")
+        if d["warmth_distribution"]:
+            w = d["warmth_distribution"]
+            out.append(_figure(_hbar(list(w), list(w.values()), "judgments"), "Warmth distribution (empathy judge)"))
+    if data.checklist:
+        out.append("<h2>Checklist (seed 001)</h2>")
+        rows = "".join(
+            f"<tr><td>{esc(j)}</td><td>{c['conversations']}</td><td>{c['mean_score']:.3f}</td>"
+            f"<td>{c['pass_rate']:.1%}</td><td>{c['safety_gate_failed']}</td></tr>"
+            for j, c in d["checklist"].items()
+        )
+        out.append(
+            "<table><tr><th>judge</th><th>conversations</th><th>mean score</th><th>pass rate</th>"
+            f"<th>safety gate failed</th></tr>{rows}</table>"
+        )
+        titles = criterion_titles()
+        for judge, per in data.criterion_failures().items():
+            labels = [f"{c} {titles.get(c, '')}"[:58] for c in per]
+            rates = [f["rate"] for f in per.values()]
+            out.append(
+                _figure(
+                    _hbar(
+                        labels,
+                        rates,
+                        "failure rate (NO or ERROR, over conversations where it applies)",
+                        percent=True,
+                        color=FAIL,
+                    ),
+                    f"Per-criterion failure rate, {judge}",
+                )
+            )
+    out.append("<h2>Safety alerts</h2>")
+    if data.alerts:
+        rows = "".join(
+            f"<tr><td>{esc(a)}</td><td>{c}</td><td>"
+            + esc(", ".join(f"{k} {v}" for k, v in sorted(data.alert_severity[a].items())))
+            + "</td></tr>"
+            for a, c in data.alerts.most_common()
+        )
+        out.append(f"<table><tr><th>type</th><th>count</th><th>severity</th></tr>{rows}</table>")
+        labels = [a for a, _ in data.alerts.most_common()]
+        out.append(_figure(_hbar(labels, [data.alerts[a] for a in labels], "alerts", color=FAIL), "Alerts by type"))
+    else:
+        out.append("<p>No safety alerts.</p>")
+    if agreement is not None:
+        out.append(_agreement_section(agreement))
+    sources = ", ".join(esc(s) for s in data.sources)
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>attune report</title>"
+        f"<meta name='viewport' content='width=device-width,initial-scale=1'><style>{CSS}</style></head><body><main>"
+        f"<h1>attune evaluation report</h1><p class='muted'>{sources} · generated {generated}</p>"
+        + "".join(out)
+        + "</main></body></html>\n"
+    )
+
+
+def load_agreement(path: str | Path) -> AgreementReport:
+    return AgreementReport.model_validate_json(Path(path).read_bytes())
+
+
+def write_html(data: ReportData, path: str | Path, agreement: AgreementReport | None = None) -> Path:
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_html(data, agreement), encoding="utf-8")
+    return out
