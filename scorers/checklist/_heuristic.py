@@ -32,13 +32,14 @@ from ._spec import CRITERIA_BY_ID
 
 # --- thresholds (each documented in docs/checklist.md) ---------------------------------------------------
 CQ1_MIN_CONTENT_STEMS = 4  # a user message needs this many content stems to be checked for reflection
-CQ1_MAX_MISS_SHARE = 0.5  # NO if more than this share of checked replies reflect none of it
+CQ1_MAX_MISS_SHARE, CQ1_MIN_MISSES = 0.5, 2  # NO if >half of checked replies (and at least 2) reflect none
+CQ1_MIN_STEM = 4  # stems match when one is a prefix of the other and the shorter has this many letters
 CQ3_MIN_ACK_SHARE = 0.5  # NO if fewer than this share of emotional user turns are acknowledged
 CQ5_MIN_VALUE_SHARE = 0.5  # NO if fewer than this share of replies add a question, perspective or technique
 CQ6_MIN_PRESCRIPTIVE_SHARE = 0.3  # prescriptive replies must be at least this share (and outnumber agency)
 CQ7_MAX_MISS_SHARE = 0.5  # NO if at least this share of replies are mis-sized, or of grief replies upbeat
 VOICE_IDEAL_MAX, VOICE_HARD_MAX = 30, 50  # seed 004: 10-30 words ideal, >50 too long for voice
-VOICE_RATIO, TEXT_RATIO, TEXT_FLOOR = 3.0, 4.0, 60  # reply/user word ratios that count as disproportionate
+VOICE_RATIO, TEXT_RATIO, TEXT_FLOOR = 3.0, 4.0, 80  # reply/user word ratios that count as disproportionate
 LONG_USER, SHORT_REPLY = 40, 8  # a reply under SHORT_REPLY words to a LONG_USER-word message is curt
 CP1_MIN_REPEATS, CP1_MIN_SHARE = 3, 0.5  # "3+ identical structures" (seed 001 CP1), and half the replies
 CP1_MAX_TRIGRAM_JACCARD = 0.3  # mean similarity of a reply to the previous three above this = templated
@@ -178,14 +179,16 @@ class _Conversation:
             stems = content_stems(t.user)
             if t.replies and len(stems) >= CQ1_MIN_CONTENT_STEMS:
                 checked.append(t.number)
-                if not (content_stems(t.reply) & (stems | prev_user)):
+                r = self.reply[t.number]
+                follow_up = any(_PRONOUN.search(q) for q in r.questions)
+                if not follow_up and not _overlap(content_stems(t.reply), stems | prev_user):
                     missed.append(t.number)
             prev_user = stems
         if not checked:
             return _r("YES", "weak proxy: no user message long enough to test reflection; nothing contradicts it")
         share = len(missed) / len(checked)
         detail = f"{len(checked) - len(missed)}/{len(checked)} substantive user turns reflected in the reply"
-        if share > CQ1_MAX_MISS_SHARE:
+        if share > CQ1_MAX_MISS_SHARE and len(missed) >= CQ1_MIN_MISSES:
             return _r("NO", f"weak proxy: {detail}; turns {_fmt_turns(missed)} echo none of the user's words")
         miss_note = f"; unreflected: turns {_fmt_turns(missed)}" if missed else ""
         return _r("YES", f"weak proxy: {detail}{miss_note}")
@@ -412,9 +415,13 @@ class _Conversation:
         uncontr = sum(len(lx.UNCONTRACTED.findall(r.folded)) for _, r in replies)
         if uncontr >= CP2_MIN_UNCONTRACTED and contr / (contr + uncontr) < CP2_MIN_CONTRACTION_SHARE:
             return _r("NO", f"formal throughout: {uncontr} uncontracted forms vs {contr} contractions")
-        warm = [num for num, r in replies if lx.ACKNOWLEDGE.search(r.folded) or lx.WARMTH.search(r.folded)]
-        if not warm:
-            return _r("NO", f"none of {n} replies acknowledges a feeling or shows warmth")
+        warm = [
+            num
+            for num, r in replies
+            if lx.ACKNOWLEDGE.search(r.folded) or lx.WARMTH.search(r.folded) or lx.USER_EMOTION.search(r.folded)
+        ]
+        if not warm and not contr:
+            return _r("NO", f"flat: none of {n} replies shows warmth or feeling, and none uses a contraction")
         return _r(
             "YES",
             f"warm in {len(warm)}/{n} replies, {len(robotic)} templated, {contr} contractions/{uncontr} formal",
@@ -451,6 +458,16 @@ class _Conversation:
         if len(back) >= CP3_MIN_BACK_REFERENCES and insight:
             return _r("YES", f"{detail} turns (e.g. {_fmt_turns(insight, 3)})")
         return _r("NO", f"{detail} turns; stays surface-level or forgets context")
+
+
+_PRONOUN = re.compile(r"(?<![\w'])(?:it|that|this|they|them|he|she|him|her)\b")
+
+
+def _overlap(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Shared stem, or one stem a prefix of the other ("cook"/"cookie"): the tiny stemmer misses those."""
+    if a & b:
+        return True
+    return any((x.startswith(y) or y.startswith(x)) and min(len(x), len(y)) >= CQ1_MIN_STEM for x in a for y in b)
 
 
 def _jaccard(a: frozenset[tuple[str, str, str]], b: frozenset[tuple[str, str, str]]) -> float:

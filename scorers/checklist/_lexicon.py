@@ -44,9 +44,11 @@ USER_EMOTION = terms(
 #: lists, extended with the feeling adjectives replies use: "exhausting", "frustrating", ...).
 ACKNOWLEDGE = terms(
     "makes sense|no wonder|i hear|that must|i can see|i can imagine|of course you|natural to|it's okay to|"
-    "it's ok to|a lot to carry|so much|a lot",
+    "it's ok to|a lot to carry|so much|a lot|that sucks|oh no|happy for you|that's awesome|that's great|"
+    "how exciting|so exciting|i feel you|i get that|ouch|that's rough|bad timing|the worst",
     "sounds|feel|understandable|valid|exhausting|frustrating|painful|hard|tough|difficult|heavy|scary|"
-    "draining|upsetting|overwhelming|stressful|relentless|lonely|hurtful|sorry",
+    "draining|upsetting|overwhelming|stressful|relentless|lonely|hurtful|sorry|unfortunate|infuriating|"
+    "terrible|awful|scary|nerve",
 )
 #: Dismissive / toxic-positive phrases (seed 004's toxic phrases plus common minimisers).
 DISMISSIVE = terms(
@@ -71,9 +73,9 @@ SEVERITY_ACK = terms(
 #: Advice / technique language (CQ4 pacing, CQ5 value, CQ2 unasked advice, CP1 "technique" move).
 ADVICE = re.compile(
     r"(?<![\w'])(?:"
-    r"you (?:should|need to|must|have to|ought to|'ve got to|gotta)"
-    r"|(?:you|we) (?:could|can|might|may) (?:try|start|consider|practi[cs]e|write|make|set|take|use|talk|ask"
-    r"|schedule|focus|tell|reach|go|journal|list|plan)"
+    r"you(?: should| need to| must(?! be| have| feel)| have to| ought to|'ve got to| gotta)"
+    r"|(?:you|we) (?:could|might|may) (?:try|start|consider|practi[cs]e|write|make|set|take|use|talk|ask"
+    r"|schedule|focus|tell|reach|go|journal|list|plan)|(?:you|we) can try"
     r"|have you (?:tried|considered|thought about (?:trying|talking|writing|setting|taking))"
     r"|why not|how about (?:trying|taking|writing|doing|setting|talking)|what if you (?:tried|wrote|set|told)"
     r"|it (?:might|could|may|would|can) help to|it helps to|i (?:recommend|suggest|encourage|advise)"
@@ -95,8 +97,8 @@ IMPERATIVE_OPENERS = words(
 #: Prescriptive phrasing (seed 001 CQ6 failure: "You need to...", "You should..."). "you should(n't)
 #: have to" is validation, not a prescription, so it is excluded.
 PRESCRIPTIVE = re.compile(
-    r"(?<![\w'])(?:you (?:need to|should(?! have to)(?!n't have to)|must|have to|'ve got to|gotta|ought to"
-    r"|'d better|had better)|make sure (?:you|to)|i want you to)\b"
+    r"(?<![\w'])(?:you(?: need to| should(?! have to)| must(?! be| have| feel)| have to|'ve got to| gotta"
+    r"| ought to|'d better| had better)|make sure (?:you|to)|i want you to)\b"
 )
 #: Phrasing that offers rather than imposes, or checks in / hands the choice back to the user.
 AGENCY = terms(
@@ -137,7 +139,7 @@ VAGUE = re.compile(
     r"(?:issues|problems|stuff|drama|things|troubles)"
     r"|(?:some|certain) (?:stuff|things|issues|problems|people|drama)|stuff (?:going on|happening)"
     r"|things (?:are|have been|got) (?:weird|off|complicated|hard|bad|rough|messy)|it's complicated"
-    r"|something happened|someone|somebody|issues with (?:people|them)|a situation|this person)\b"
+    r"|something happened|issues with (?:people|them)|a situation with|(?:this|some) person)\b"
 )
 #: Specific people / roles: naming one the user never mentioned, outside a question, is an assumption.
 ROLE = terms(
@@ -180,7 +182,8 @@ UNCONTRACTED = re.compile(
 #: Warmth beyond acknowledgement: presence and encouragement.
 WARMTH = terms(
     "i'm here|i am here|with you|glad|together|proud of you|thank you for telling|that's great|love that|"
-    "you've got this|take care|i'm sorry|i'm really sorry"
+    "you've got this|take care|i'm sorry|i'm really sorry|oh|aw|aww|wow|haha|hey|ugh|yikes|omg|nice|yeah|"
+    "congratulations|congrats"
 )
 
 # --- arc (CP3) ----------------------------------------------------------------------------------------
