@@ -21,17 +21,22 @@ def wordset(spaced: str) -> frozenset[str]:
     return frozenset(spaced.split())
 
 
+@lru_cache(maxsize=8192)
 def fold(text: str) -> str:
     """Lower-case and turn typographic apostrophes into ``'``, so "I can’t" matches "i can't".
 
     ASR transcripts and LLM replies mix both apostrophe styles; phrase lists are written with ``'``.
+    Cached: every heuristic folds the same reply, and a hit costs a dict lookup.
     """
     return text.translate(_APOSTROPHES).lower()
 
 
-def tokens(text: str) -> list[str]:
-    """Folded word tokens: runs of letters (any script) with inner apostrophes ("don't", "you're")."""
-    return _WORD_RE.findall(fold(text))
+@lru_cache(maxsize=8192)
+def tokens(text: str) -> tuple[str, ...]:
+    """Folded word tokens: runs of letters (any script) with inner apostrophes ("don't", "you're").
+
+    A tuple (immutable) because results are cached and shared between callers."""
+    return tuple(_WORD_RE.findall(fold(text)))
 
 
 def word_count(text: str) -> int:
@@ -39,9 +44,10 @@ def word_count(text: str) -> int:
     return len(text.split())
 
 
-def sentences(text: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def sentences(text: str) -> tuple[str, ...]:
     """Split on sentence-final punctuation followed by space, and on line breaks; empty parts dropped."""
-    return [s.strip() for s in _SENTENCE_RE.split(text) if s.strip()]
+    return tuple(s.strip() for s in _SENTENCE_RE.split(text) if s.strip())
 
 
 def contains_any(haystack: str, phrases: Iterable[str]) -> bool:
@@ -92,8 +98,8 @@ def content_stems(text: str) -> frozenset[str]:
 
 # --- script and language guessing (offline) ------------------------------------------------------------
 #: Distinctive function words per language. Words shared by two or more lists are removed at import
-#: (see ``_distinctive``) so "de", "no", "me", "la" never count as evidence for either side; one-letter
-#: words that are also English ("a", "o", "u") are left out entirely.
+#: (see ``_distinctive``) so "de", "no", "me", "la" never count as evidence for either side; English
+#: competes with all of :data:`STOPWORDS_EN`, and "a", "o", "u" are left out entirely.
 _FUNCTION_WORDS: dict[str, str] = {
     "en": "the and you your is are it that this with for have was what how not but be my me so to of in "
     "i'm it's don't can feel really just about would there they we he she been will if or when",
@@ -119,6 +125,8 @@ _FUNCTION_WORDS: dict[str, str] = {
 
 def _distinctive(raw: dict[str, str]) -> dict[str, frozenset[str]]:
     sets = {k: wordset(v) for k, v in raw.items()}
+    # English competes with its full stop-word list, so "no", "a", "die", "is" never count for others.
+    sets["en"] = sets["en"] | STOPWORDS_EN
     counts: dict[str, int] = {}
     for s in sets.values():
         for w in s:

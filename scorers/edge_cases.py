@@ -31,12 +31,12 @@ from ._text import LANGUAGE_SCRIPT, fold, function_word_hits, script_shares, tok
 
 # -- empty / incoherent -------------------------------------------------------------------------------
 _VOWELS = frozenset("aeiouyàáâãäåèéêëìíîïòóôõöùúûüýÿæœ")
-_CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{5,}")
+_CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{6,}")
 _CHAR_REPEAT = re.compile(r"(.)\1{3,}")
 
 
 def _junk_token(tok: str) -> bool:
-    """A 4+ letter Latin token with no vowel, a 5+ consonant run, or one letter repeated 4+ times."""
+    """A 4+ letter Latin token with no vowel, a 6+ consonant run, or one letter repeated 4+ times."""
     if len(tok) < 4 or not tok.isascii():
         return False
     return _VOWELS.isdisjoint(tok) or _CONSONANT_RUN.search(tok) is not None or _CHAR_REPEAT.search(tok) is not None
@@ -47,7 +47,7 @@ def incoherence_reason(response: str) -> str | None:
 
     * empty: nothing but whitespace;
     * no words: not a single letter ("...", "???", "12345", emoji only);
-    * gibberish: at least half of the word tokens are junk (4+ letters with no vowel, a run of 5+
+    * gibberish: at least half of the word tokens are junk (4+ letters with no vowel, a run of 6+
       consonants, or a letter repeated 4+ times: "asdfghjkl", "xkcdqz", "hmmmmmm"); Latin script only;
     * degenerate repetition: 4+ tokens of which one word makes up at least 80% ("the the the the").
 

@@ -8,22 +8,27 @@ says an empathic reply does, and what it must not do. Components, each in [0, 1]
 =================  ======  ================================================================================
 component          weight  evidence in the reply
 =================  ======  ================================================================================
-``reaction``       0.22    an emotional reaction ("I'm so sorry", "oh no", "that's awesome", "congrats")
-``emotion``        0.14    names a feeling (1 word: 0.6, 2+: 1.0) from :data:`FEELING_STEMS`
-``validation``     0.18    normalises the feeling ("makes sense", "anyone would", "not your fault")
+``reaction``       0.22    an emotional reaction ("I'm so sorry", "oh no", "congrats") or an evaluative
+                           exclamation ("that's the worst", "ouch, that's bad", "how exciting")
+``emotion``        0.24    names specific feelings (:data:`FEELING_STEMS`; 1 distinct: 0.6, 2+: 1.0) or
+                           only a generic one ("hard", "tough": :data:`GENERIC_FEELING_STEMS`, 0.3)
+``validation``     0.18    normalises the feeling ("makes sense", "anyone would", "not your fault", a modal
+                           + feeling: "must be so frustrating", "would feel overwhelming")
 ``interpretation`` 0.16    reflects understanding ("sounds like", "I can imagine", "you must feel")
 ``exploration``    0.16    asks the user about their experience (a second-person question, "tell me more")
-``reflection``     0.10    shares content words with the user's recent turns (1 stem: 0.5, 2+: 1.0)
+``reflection``     0.05    shares content words with the user's recent turns (1 stem: 0.5, 2+: 1.0)
 ``congruence``     0.04    VADER-lexicon valence has the user's sign (both negative or both positive)
 =================  ======  ================================================================================
 
 Penalties (subtracted from the weighted sum): dismissive phrases 0.35, toxic positivity 0.30,
 advice-only (directives with no reaction/validation/interpretation) 0.10, self-oriented (first-person
-singular over twice the second-person, 3+ of them) 0.10, cheerful valence to a negative user with no
-reaction or validation 0.10. ``empathy = clip(1 + 4 * sum, 1, 5)`` rounded to 2 decimals.
+singular over twice the second-person, 3+ of them) 0.10, tone mismatch (reply valence >= 0.5 to a user
+at <= -0.5, with no reaction or validation) 0.10. ``empathy = clip(1 + 4 * sum, 1, 5)``, 2 decimals.
+Phrases match on folded text with apostrophes removed, so "im sorry" and "thats awful" count.
 
 Weights were set by hand from the seed anchors, then adjusted on the *first* half of the rated data
-only (bench/empathy_agreement.py; results in docs/heuristics.md).
+only (emotion 0.14 -> 0.24, reflection 0.10 -> 0.05 after a coarse grid; the grid's gain on half A was
+small, +0.02 mean rho). bench/empathy_agreement.py reports both halves (docs/heuristics.md).
 
 Speed: VADER's ``polarity_scores`` costs ~60 µs per text, so only its lexicon is used (token lookup
 with a three-token negation window); user-text features are cached (a user turn is scored once per
@@ -33,6 +38,8 @@ reply that answers it).
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
@@ -44,11 +51,11 @@ from .voice import contains_helpful_question, contains_question
 
 WEIGHTS: dict[str, float] = {
     "reaction": 0.22,
-    "emotion": 0.14,
+    "emotion": 0.24,
     "validation": 0.18,
     "interpretation": 0.16,
     "exploration": 0.16,
-    "reflection": 0.10,
+    "reflection": 0.05,
     "congruence": 0.04,
 }
 PENALTIES: dict[str, float] = {
@@ -59,17 +66,21 @@ PENALTIES: dict[str, float] = {
     "tone_mismatch": 0.10,
 }
 
-#: Feeling words, matched as word prefixes on folded text ("frustrat" -> frustrated/frustrating).
+#: Specific feeling words, matched as word prefixes on folded text ("frustrat" -> frustrated/frustrating).
 FEELING_STEMS: tuple[str, ...] = (
-    "sad", "sadness", "upset", "hurt", "lonel", "alone", "isolat", "scared", "scary", "afraid", "fear",
-    "frighten", "terrif", "anxi", "nervous", "worr", "stress", "overwhelm", "frustrat", "angry", "anger",
-    "mad", "furious", "annoy", "irritat", "disappoint", "heartbr", "devastat", "grief", "griev", "mourn",
-    "pain", "exhaust", "drained", "tired", "hopeless", "helpless", "guilt", "ashamed", "shame", "embarrass",
-    "humiliat", "jealous", "envious", "proud", "pride", "happy", "happi", "glad", "excit", "thrill",
-    "reliev", "relief", "grateful", "joy", "delight", "love", "loss", "miss", "rough", "tough", "hard",
-    "difficult", "awful", "terrible", "horrible", "nerve", "confus", "betray", "rejected", "insecur",
-    "lost", "numb", "empty", "regret", "bitter", "resent", "vulnerable", "discourag", "depress", "miserab",
-    "heavy", "sorrow", "bummer", "panic", "dread", "shock", "surpris", "touching", "sweet", "wonderful",
+    "sad", "sadness", "upset", "hurt", "lonel", "isolat", "scared", "afraid", "fear", "frighten", "terrif",
+    "anxi", "nervous", "worr", "stress", "overwhelm", "frustrat", "angry", "anger", "mad", "furious", "annoy",
+    "irritat", "disappoint", "heartbr", "devastat", "grief", "griev", "mourn", "pain", "exhaust", "drained",
+    "tired", "hopeless", "helpless", "guilt", "ashamed", "shame", "embarrass", "humiliat", "jealous", "envious",
+    "proud", "pride", "happy", "happi", "glad", "excit", "thrill", "reliev", "relief", "grateful", "joy",
+    "delight", "love", "loss", "miss", "nerve", "confus", "betray", "rejected", "insecur", "lost", "numb",
+    "regret", "bitter", "resent", "vulnerable", "discourag", "depress", "miserab", "sorrow", "panic",
+    "dread", "shock", "surpris", "disorient", "empty", "invisible", "uncared", "unappreciat", "alone",
+)  # fmt: skip
+#: Generic evaluations: seed 000 calls "that sounds tough" generic filler, so they count for less.
+GENERIC_FEELING_STEMS: tuple[str, ...] = (
+    "rough", "tough", "hard", "difficult", "awful", "terrible", "horrible", "heavy", "bummer", "scary",
+    "challenging", "bad", "sucks", "wonderful", "sweet", "touching",
 )  # fmt: skip
 REACTION_PHRASES: tuple[str, ...] = (
     "i'm sorry", "i am sorry", "im sorry", "so sorry", "sorry to hear", "sorry for your", "sorry about",
@@ -80,7 +91,8 @@ REACTION_PHRASES: tuple[str, ...] = (
     "that's so exciting", "how exciting", "how wonderful", "congratulations", "congrats", "good for you",
     "glad to hear", "happy for you", "so happy for", "so proud", "i'm proud", "that's scary",
     "that's rough", "that's tough", "that's hard", "that's so hard", "that's really hard", "oh dear",
-    "what a shame", "that's a shame", "bless you", "i'm here for you", "i'm glad you",
+    "what a shame", "that's a shame", "bless you", "i'm here for you", "i'm glad you", "ouch", "i feel bad",
+    "poor thing", "oh my",
 )  # fmt: skip
 VALIDATION_PHRASES: tuple[str, ...] = (
     "makes sense", "make sense", "anyone would", "anybody would", "any of us would", "everyone would",
@@ -103,7 +115,8 @@ INTERPRETATION_PHRASES: tuple[str, ...] = (
     "been through", "i get it", "i get that", "i get how", "must be", "must have", "you must", "you feel",
     "you're feeling", "you are feeling", "you seem", "what i'm hearing", "i hear that", "i hear you",
     "i relate", "i can relate", "same thing happened", "happened to me", "i remember when", "i've felt",
-    "i have felt", "i felt the same", "feel the same", "it's hard when", "it's tough when",
+    "i have felt", "i felt the same", "feel the same", "it's hard when", "it's tough when", "my guess is",
+    "part of you", "i think you", "i bet you", "i'm guessing",
     "it hurts when", "that feeling of", "the feeling of",
 )  # fmt: skip
 EXPLORATION_PHRASES: tuple[str, ...] = (
@@ -136,14 +149,38 @@ DIRECTIVE_PHRASES: tuple[str, ...] = (
     "start by", "consider",
 )  # fmt: skip
 
+#: Evaluative words that make an exclamation an emotional reaction ("that's the worst", "ouch, that's bad").
+EVALUATIVE_WORDS: tuple[str, ...] = (
+    "worst", "best", "great", "awesome", "amazing", "nice", "cool", "lovely", "bad", "sucks", "shame",
+    "annoying", "rough", "crazy", "insane", "unfair", "cruel", "mean", "rude", "funny", "fun", "sweet", "cute",
+)  # fmt: skip
+
+
+def _squash(phrases: tuple[str, ...]) -> tuple[str, ...]:
+    """Drop apostrophes: peers write "im sorry", "thats awful"; matching runs on squashed text."""
+    return tuple(p.replace("'", "") for p in phrases)
+
+
 _FEELING_RE = compile_terms(FEELING_STEMS, prefix=True)
-_REACTION_RE = compile_terms(REACTION_PHRASES)
-_VALIDATION_RE = compile_terms(VALIDATION_PHRASES)
-_INTERPRETATION_RE = compile_terms(INTERPRETATION_PHRASES)
-_EXPLORATION_RE = compile_terms(EXPLORATION_PHRASES)
-_DISMISSIVE_RE = compile_terms(DISMISSIVE_PHRASES)
-_TOXIC_RE = compile_terms(TOXIC_POSITIVITY_PHRASES)
-_DIRECTIVE_RE = compile_terms(DIRECTIVE_PHRASES)
+_GENERIC_FEELING_RE = compile_terms(GENERIC_FEELING_STEMS, prefix=True)
+_ANY_FEELING = "|".join(map(re.escape, FEELING_STEMS + GENERIC_FEELING_STEMS))
+_VALIDATING_MODAL_RE = re.compile(
+    r"\b(?:must|would|can|could) (?:be|feel|have been|have felt) (?:(?:so|really|especially|incredibly|very|"
+    rf"deeply|truly|pretty|quite|a bit|kind of) )*(?:{_ANY_FEELING})"
+)
+_REACTION_RE = compile_terms(_squash(REACTION_PHRASES))
+_EXCLAMATION_RE = re.compile(
+    r"(?:^|[.!?]\s*)(?:oh,?\s+|wow,?\s+|ouch,?\s+|ugh,?\s+|omg,?\s+)*"
+    r"(?:thats|that is|that was|how|what an?)\s+(?:(?:so|really|pretty|very|super|"
+    r"quite|just|such|a|an|the|kind of|totally)\s+)*"
+    rf"(?:{'|'.join(map(re.escape, EVALUATIVE_WORDS))}|{_ANY_FEELING})"
+)
+_VALIDATION_RE = compile_terms(_squash(VALIDATION_PHRASES))
+_INTERPRETATION_RE = compile_terms(_squash(INTERPRETATION_PHRASES))
+_EXPLORATION_RE = compile_terms(_squash(EXPLORATION_PHRASES))
+_DISMISSIVE_RE = compile_terms(_squash(DISMISSIVE_PHRASES))
+_TOXIC_RE = compile_terms(_squash(TOXIC_POSITIVITY_PHRASES))
+_DIRECTIVE_RE = compile_terms(_squash(DIRECTIVE_PHRASES))
 
 _FIRST_SINGULAR = wordset("i i'm i've i'd i'll im ive me my mine myself")
 _SECOND = wordset("you you're you've you'd you'll youre your yours yourself u ur")
@@ -155,7 +192,7 @@ _NEGATORS = frozenset(NEGATE)
 _SYMPATHY = wordset("sorry hugs hug condolences")
 
 
-def _valence_of(toks: list[str], skip: frozenset[str] = frozenset()) -> float:
+def _valence_of(toks: Sequence[str], skip: frozenset[str] = frozenset()) -> float:
     """VADER-lexicon valence in (-1, 1): summed token valences, a negator in the three tokens before a
     word flips it (scaled by VADER's -0.74), normalised like VADER's compound (x / sqrt(x^2 + 15))."""
     total = 0.0
@@ -209,14 +246,15 @@ def _user_context(ex: Exchange) -> str:
 
 def empathy_components(ex: Exchange) -> EmpathyBreakdown:
     """Compute each documented component of the empathy signal for one exchange."""
-    resp = fold(ex.response)
+    resp = fold(ex.response).replace("'", "")
     toks = tokens(ex.response)
     user_val, user_stems = _user_features(_user_context(ex))
 
-    reaction = 1.0 if _REACTION_RE.search(resp) else 0.0
-    n_feel = len(_FEELING_RE.findall(resp))
-    emotion = 1.0 if n_feel >= 2 else 0.6 if n_feel == 1 else 0.0
-    validation = 1.0 if _VALIDATION_RE.search(resp) else 0.0
+    reaction = 1.0 if (_REACTION_RE.search(resp) or _EXCLAMATION_RE.search(resp)) else 0.0
+    n_feel = len(set(_FEELING_RE.findall(resp)))
+    generic = 0.3 if _GENERIC_FEELING_RE.search(resp) else 0.0
+    emotion = 1.0 if n_feel >= 2 else 0.6 if n_feel == 1 else generic
+    validation = 1.0 if (_VALIDATION_RE.search(resp) or _VALIDATING_MODAL_RE.search(resp)) else 0.0
     interpretation = 1.0 if _INTERPRETATION_RE.search(resp) else 0.0
     if _EXPLORATION_RE.search(resp) or contains_helpful_question(ex.response):
         exploration = 1.0
@@ -234,7 +272,7 @@ def empathy_components(ex: Exchange) -> EmpathyBreakdown:
     first = sum(t in _FIRST_SINGULAR for t in toks)
     second = sum(t in _SECOND for t in toks)
     self_oriented = 1.0 if first >= 3 and first > 2 * second else 0.0
-    tone_mismatch = 1.0 if (user_val <= -0.3 and resp_val >= 0.4 and not (reaction or validation)) else 0.0
+    tone_mismatch = 1.0 if (user_val <= -0.5 and resp_val >= 0.5 and not (reaction or validation)) else 0.0
 
     parts = {
         "reaction": reaction,

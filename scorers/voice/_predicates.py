@@ -165,7 +165,7 @@ _SECOND_PERSON = wordset("you you're you've you'll you'd your yours yourself")
 _OFFER_RE = compile_terms(
     (
         "tell me more", "i'd love to hear", "i would love to hear", "i'm here to listen", "if you want to talk",
-        "if you'd like to talk", "want to talk about", "would it help", "would that help", "can i help",
+        "if you'd like to talk", "want to talk", "would it help", "would that help", "can i help",
         "how can i help", "shall we", "should we", "let me know if",
     )
 )  # fmt: skip
