@@ -122,7 +122,9 @@ class FakeJudgeServer:
         self.faults.append(Fault(kind, times, match, retry_after, hang_s))
 
     def answer(self, match: str, reply: Any) -> None:
-        """Reply ``reply`` (dict -> JSON, str -> verbatim) to every prompt containing ``match``."""
+        """Reply ``reply`` (dict -> JSON, str -> verbatim) to every prompt containing ``match``; when
+        several pins match, the one set last wins."""
+        self.answers.pop(match, None)
         self.answers[match] = reply
 
     def reset(self) -> None:
@@ -187,7 +189,7 @@ class FakeJudgeServer:
 
     def _reply_text(self, system: str, user: str, response_format: dict[str, Any] | None) -> str:
         prompt = system + "\n" + user
-        for needle, reply in self.answers.items():
+        for needle, reply in reversed(self.answers.items()):  # the latest pin wins
             if needle in prompt:
                 return reply if isinstance(reply, str) else json.dumps(reply)
         seed = _h(prompt)

@@ -1,6 +1,8 @@
 """Anthropic messages API through the official ``anthropic`` SDK (SDK retries off).
 
 Anthropic has no JSON mode; the prompt carries the schema and the engine validates the reply strictly.
+The installed SDK (anthropic 2.x) no longer accepts ``temperature`` on ``messages.create``, so the
+configured temperature is not sent; repeatability comes from the strict schema and the result cache.
 """
 
 from __future__ import annotations
@@ -43,9 +45,6 @@ class AnthropicProvider:
     async def complete(
         self, *, model: str, system: str, user: str, max_tokens: int, timeout: float, json_mode: bool
     ) -> Completion:
-        kwargs: dict[str, Any] = {}
-        if self._temperature is not None:
-            kwargs["temperature"] = self._temperature
         try:
             resp = await self._sdk().messages.create(
                 model=model,
@@ -53,7 +52,6 @@ class AnthropicProvider:
                 messages=[{"role": "user", "content": user}],
                 max_tokens=max_tokens,
                 timeout=timeout,
-                **kwargs,
             )
         except anthropic.APIStatusError as e:
             raise status_error(e.status_code, e.response.headers, self.name) from None
