@@ -152,13 +152,14 @@ def scorers_for(target: str) -> dict[str, Scorer]:
     return out
 
 
-def rho(items: list[Item], target: str, scorer: Scorer) -> tuple[float | None, int]:
+def rho(items: list[Item], target: str, scorer: Scorer) -> tuple[float | str, int]:
+    """Spearman rho vs the expert mean, or why it is undefined ("too few", "constant <value>")."""
     pairs = [(s, t) for it in items if (t := expert_mean(it, target)) is not None and (s := scorer(it)) is not None]
     if len(pairs) < 5:
-        return None, len(pairs)
+        return "too few", len(pairs)
     xs, ys = zip(*pairs, strict=True)
     if len(set(xs)) < 2:
-        return None, len(pairs)  # constant scorer: Spearman undefined
+        return f"constant {xs[0]:g}", len(pairs)  # Spearman is undefined for a constant scorer
     return float(spearmanr(xs, ys).statistic), len(pairs)
 
 
@@ -174,7 +175,7 @@ def agreement_rows(datasets: dict[str, list[Item]]) -> list[tuple[str, str, str,
                 cells = []
                 for part in ("A", "B", "all"):
                     r, n = rho(halves[part], target, scorer)
-                    cells.append("n/a" if r is None else f"{r:+.2f} (n={n})")
+                    cells.append(f"{r} (n={n})" if isinstance(r, str) else f"{r:+.2f} (n={n})")
                 rows.append((ds, target, name, cells))
     return rows
 
