@@ -86,3 +86,37 @@ ALL_TOPICS: tuple[TopicSpec, ...] = (
     SAFETY_ALERTS,
     DEAD_LETTER,
 )
+
+# -- internal topics of the stream processor (streams/) ----------------------------------------------
+# They must have the turns topic's partition count (``attune worker --partitions`` moves them all):
+# a conversation's turns, its control records and its table changelog entries share one partition.
+CONTROL = TopicSpec(
+    name="attune.internal.control",
+    partitions=TURNS.partitions,
+    key="conversation_id",
+    records=(),
+    producers=("streams timer (inactivity close, reorder flush, tombstone expiry)",),
+    consumers=("streams.agents.process_turns",),
+    doc="Internal JSON commands; a timer cannot write tables, so it asks the owning agent to act.",
+)
+TURN_BUFFER_CHANGELOG = TopicSpec(
+    name="attune-turn_buffer-changelog",
+    partitions=TURNS.partitions,
+    key="conversation_id:turn_index",
+    records=(),
+    producers=("streams (Faust table 'turn_buffer' of app 'attune')",),
+    consumers=("streams (table recovery)",),
+    doc="Compacted changelog of buffered turns, one entry per turn; deleted when the conversation closes.",
+)
+CONVERSATIONS_CHANGELOG = TopicSpec(
+    name="attune-conversations-changelog",
+    partitions=TURNS.partitions,
+    key="conversation_id",
+    records=(),
+    producers=("streams (Faust table 'conversations' of app 'attune')",),
+    consumers=("streams (table recovery)",),
+    doc="Compacted changelog of per-conversation state: index ranges, crisis_pending, end, tombstone.",
+)
+
+#: Topics only the stream processor reads and writes; all co-partitioned with TURNS.
+INTERNAL_TOPICS: tuple[TopicSpec, ...] = (CONTROL, TURN_BUFFER_CHANGELOG, CONVERSATIONS_CHANGELOG)

@@ -1,0 +1,65 @@
+"""attune's streaming pipeline: Faust agents over a Kafka-protocol broker (embedded Tansu by default).
+
+* :mod:`streams.broker` — :class:`EmbeddedBroker`, broker profiles, explicit topic creation;
+* :class:`TurnProcessor` — the per-conversation logic (ordering, de-duplication, crisis_pending, close);
+* :func:`create_app` / :func:`run_worker` — the Faust app around it (imported lazily: Faust is heavy);
+* :class:`WorkerProcess` — supervising ``attune worker`` subprocesses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._core import (
+    BatchResult,
+    ClosedConversation,
+    CloseHook,
+    DictStore,
+    Inbound,
+    Outbound,
+    StateStore,
+    Timeouts,
+    TurnProcessor,
+    Write,
+)
+from .broker import PROFILES, BrokerProfile, EmbeddedBroker, create_topics, tansu_binary
+from .settings import StreamSettings
+
+_LAZY = {
+    "create_app": "app",
+    "run_worker": "app",
+    "FaustStore": "app",
+    "WorkerProcess": "worker",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(name)
+
+
+__all__ = [
+    "PROFILES",
+    "BatchResult",
+    "BrokerProfile",
+    "CloseHook",
+    "ClosedConversation",
+    "DictStore",
+    "EmbeddedBroker",
+    "FaustStore",
+    "Inbound",
+    "Outbound",
+    "StateStore",
+    "StreamSettings",
+    "Timeouts",
+    "TurnProcessor",
+    "WorkerProcess",
+    "Write",
+    "create_app",
+    "create_topics",
+    "run_worker",
+    "tansu_binary",
+]

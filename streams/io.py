@@ -1,0 +1,157 @@
+"""Producing turn events and consuming output records with plain aiokafka (``publish``, ``tail``, ``demo``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+from schemas import Conversation, InvalidRecord, decode_conversation, encode
+
+from .broker import PROFILES, ProfileName, bootstrap_of
+
+
+@dataclass(frozen=True, slots=True)
+class Scheduled:
+    """One turn event and when to send it, in seconds after the start of publishing."""
+
+    at: float
+    key: bytes
+    value: bytes
+    conversation_id: str
+    turn_index: int | None
+
+
+@dataclass(slots=True)
+class PublishReport:
+    conversations: int = 0
+    events: int = 0
+    invalid_lines: list[str] = field(default_factory=list)
+    sent_at: dict[tuple[str, int], float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def load_conversations(path: Path) -> tuple[list[Conversation], list[str]]:
+    """Read a JSONL file of whole conversations; returns them and one reason per rejected line."""
+    convs: list[Conversation] = []
+    bad: list[str] = []
+    for n, line in enumerate(path.read_bytes().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            convs.append(decode_conversation(line))
+        except InvalidRecord as exc:
+            bad.append(f"{path}:{n}: {exc.describe()}")
+    return convs, bad
+
+
+def schedule(conversations: Sequence[Conversation], pace: float = 0.0, stagger: float | None = None) -> list[Scheduled]:
+    """Turn events of all conversations, interleaved as live traffic would be.
+
+    Turn ``j`` of conversation ``c`` is due at ``j * pace + c * stagger`` (``stagger`` defaults to
+    ``pace / len(conversations)``), so conversations run concurrently and each one's turns keep their order.
+    With ``pace == 0`` everything is due at once (still interleaved round-robin).
+    """
+    if stagger is None:
+        stagger = pace / max(1, len(conversations))
+    out: list[tuple[float, int, int, Scheduled]] = []
+    for c, conv in enumerate(conversations):
+        key = conv.conversation_id.encode()
+        for j, turn in enumerate(conv.as_turns()):
+            at = j * pace + c * stagger
+            out.append((at, j, c, Scheduled(at, key, encode(turn), conv.conversation_id, turn.turn_index)))
+    out.sort(key=lambda t: (t[0], t[1], t[2]))
+    return [s for *_, s in out]
+
+
+def producer_for(bootstrap: str, profile: ProfileName) -> AIOKafkaProducer:
+    prof = PROFILES[profile]
+    kwargs: dict[str, object] = {"linger_ms": prof.linger_ms, "acks": 1, "enable_idempotence": False}
+    if prof.max_batch_size is not None:
+        kwargs["max_batch_size"] = max(prof.max_batch_size, 1)
+    return AIOKafkaProducer(bootstrap_servers=bootstrap_of(bootstrap), **kwargs)
+
+
+async def publish(
+    broker: str,
+    topic: str,
+    events: Sequence[Scheduled],
+    *,
+    profile: ProfileName = "kafka",
+    on_sent: Callable[[Scheduled], None] | None = None,
+) -> PublishReport:
+    """Send the scheduled events at their times; returns when the broker acknowledged all of them."""
+    report = PublishReport(events=len(events), conversations=len({e.conversation_id for e in events}))
+    producer = producer_for(broker, profile)
+    await producer.start()
+    try:
+        start = time.monotonic()
+        futs = []
+        for ev in events:
+            delay = start + ev.at - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            futs.append(await producer.send(topic, ev.value, key=ev.key))
+            if ev.turn_index is not None:
+                report.sent_at[(ev.conversation_id, ev.turn_index)] = time.time()
+            if on_sent is not None:
+                on_sent(ev)
+        await asyncio.gather(*futs)
+        report.seconds = time.monotonic() - start
+    finally:
+        await producer.stop()
+    return report
+
+
+async def send_raw(broker: str, topic: str, items: Iterable[tuple[bytes | None, bytes]], profile: ProfileName) -> None:
+    """Send arbitrary key/value bytes (tests of the dead-letter path, control records)."""
+    producer = producer_for(broker, profile)
+    await producer.start()
+    try:
+        futs = [await producer.send(topic, value, key=key) for key, value in items]
+        await asyncio.gather(*futs)
+    finally:
+        await producer.stop()
+
+
+async def consume(
+    broker: str,
+    topics: Sequence[str],
+    *,
+    from_beginning: bool = True,
+    idle_timeout: float | None = None,
+    stop: asyncio.Event | None = None,
+) -> AsyncIterator[tuple[str, bytes | None, bytes, float]]:
+    """Yield ``(topic, key, value, received_at)`` from the topics (no consumer group, no commits).
+
+    Ends after ``idle_timeout`` seconds without a record, or when ``stop`` is set.
+    """
+    consumer = AIOKafkaConsumer(
+        *topics,
+        bootstrap_servers=bootstrap_of(broker),
+        group_id=None,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest" if from_beginning else "latest",
+        fetch_max_wait_ms=20,
+    )
+    await consumer.start()
+    try:
+        last = time.monotonic()
+        while not (stop is not None and stop.is_set()):
+            batches = await consumer.getmany(timeout_ms=50, max_records=1000)
+            now = time.time()
+            got = False
+            for tp, msgs in batches.items():
+                for m in msgs:
+                    got = True
+                    yield tp.topic, m.key, m.value, now
+            if got:
+                last = time.monotonic()
+            elif idle_timeout is not None and time.monotonic() - last > idle_timeout:
+                return
+    finally:
+        await consumer.stop()

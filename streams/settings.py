@@ -1,0 +1,72 @@
+"""Settings of a stream worker, and how they become Faust configuration for one broker profile."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schemas.topics import ALL_TOPICS, INTERNAL_TOPICS, TURNS
+
+from ._core import Timeouts
+from .broker import PROFILES, BrokerProfile, ProfileName, topic_plan
+
+#: Faust table names; the changelog topics in ``schemas.topics.INTERNAL_TOPICS`` are named after them.
+TURN_TABLE = "turn_buffer"
+META_TABLE = "conversations"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamSettings:
+    """Everything a worker needs. ``profile`` selects the broker workarounds (see :mod:`streams.broker`)."""
+
+    broker: str = "kafka://127.0.0.1:9092"
+    profile: ProfileName = "kafka"
+    app_id: str = "attune"
+    partitions: int = TURNS.partitions
+    batch_max: int = 500
+    batch_within: float = 0.005
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    timer_interval: float = 0.5
+    naive: bool = False
+    datadir: Path | None = None
+
+    @property
+    def broker_profile(self) -> BrokerProfile:
+        return PROFILES[self.profile]
+
+    def topics(self) -> dict[str, int]:
+        """Every topic the worker needs, with explicit partition counts (the turns override moves them)."""
+        plan = topic_plan((*ALL_TOPICS, *INTERNAL_TOPICS), (TURNS, *INTERNAL_TOPICS), self.partitions)
+        return {self._rename(name): n for name, n in plan.items()}
+
+    def compacted(self) -> list[str]:
+        return [self._rename(s.name) for s in INTERNAL_TOPICS if s.name.endswith("-changelog")]
+
+    def _rename(self, name: str) -> str:
+        """Faust names changelogs ``{app id}-{table}-changelog``; the specs use the default app id."""
+        if name.endswith("-changelog") and name.startswith("attune-"):
+            return f"{self.app_id}-{name[len('attune-') :]}"
+        return name
+
+    def faust_config(self) -> dict[str, Any]:
+        prof = self.broker_profile
+        cfg: dict[str, Any] = {
+            "broker": self.broker,
+            "store": "memory://",
+            "processing_guarantee": "at_least_once",
+            "topic_partitions": self.partitions,
+            "topic_replication_factor": 1,
+            "table_standby_replicas": 0,
+            "broker_session_timeout": prof.session_timeout,
+            "broker_heartbeat_interval": prof.heartbeat_interval,
+            "broker_commit_interval": 1.0,
+            "producer_linger": prof.linger_ms / 1000.0,
+            "consumer_auto_offset_reset": "earliest",
+            "web_enabled": False,
+            "datadir": str(self.datadir or Path(tempfile.gettempdir()) / "attune-faust"),
+        }
+        if prof.max_batch_size is not None:
+            cfg["producer_max_batch_size"] = prof.max_batch_size
+        return cfg

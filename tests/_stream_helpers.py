@@ -1,0 +1,86 @@
+"""Helpers for the stream tests: expected records from the batch path, reading output topics back."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Sequence
+
+from schemas import Conversation, Message, OutputRecord, decode_output
+from schemas.topics import CONVERSATION_SCORES, DEAD_LETTER, SAFETY_ALERTS, TURN_SCORES
+
+OUTPUT_TOPICS = (TURN_SCORES.name, SAFETY_ALERTS.name, CONVERSATION_SCORES.name, DEAD_LETTER.name)
+TOPIC_OF_KIND = {
+    "turn_score": TURN_SCORES.name,
+    "safety_alert": SAFETY_ALERTS.name,
+    "conversation_score": CONVERSATION_SCORES.name,
+    "dead_letter": DEAD_LETTER.name,
+}
+#: Fields that legitimately differ between the stream and the batch path.
+VOLATILE = {"produced_at", "detected_at", "received_at", "close_reason"}
+
+
+def rid(rec: OutputRecord) -> str:
+    return rec.alert_id if rec.kind == "safety_alert" else rec.record_id  # type: ignore[union-attr]
+
+
+def comparable(rec: OutputRecord) -> dict:
+    return {k: v for k, v in rec.model_dump(mode="json").items() if k not in VOLATILE}
+
+
+def expected_records(convs: Iterable[Conversation]) -> dict[str, OutputRecord]:
+    from scorers import evaluate_conversation
+
+    out: dict[str, OutputRecord] = {}
+    for conv in convs:
+        for rec in evaluate_conversation(conv):
+            out[rid(rec)] = rec
+    return out
+
+
+async def read_back(
+    broker: str,
+    until: Callable[[dict[str, list[tuple[str, OutputRecord]]]], bool],
+    timeout: float,
+    topics: Sequence[str] = OUTPUT_TOPICS,
+) -> dict[str, list[tuple[str, OutputRecord]]]:
+    """Every record on the output topics, grouped by id (duplicates kept), until ``until`` holds."""
+    from streams.io import consume
+
+    seen: dict[str, list[tuple[str, OutputRecord]]] = {}
+    stop = asyncio.Event()
+    deadline = time.monotonic() + timeout
+
+    async def run() -> None:
+        async for topic, _k, value, _at in consume(broker, list(topics), stop=stop):
+            rec = decode_output(value)
+            seen.setdefault(rid(rec), []).append((topic, rec))
+            if until(seen):
+                stop.set()
+            if time.monotonic() > deadline:
+                stop.set()
+
+    async def watchdog() -> None:
+        while not stop.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        stop.set()
+
+    await asyncio.gather(run(), watchdog())
+    return seen
+
+
+def synthetic(n: int, turns: int, prefix: str = "conv") -> list[Conversation]:
+    """Conversations with a crisis disclosure every seventh conversation (answered without resources)."""
+    convs = []
+    for i in range(n):
+        msgs = []
+        for j in range(turns):
+            if j % 2 == 0:
+                text = f"Work has been rough this week, day {j}. My boss keeps piling things on and I feel stuck."
+                if i % 7 == 0 and j == 2:
+                    text = "Honestly I want to kill myself, I can't keep doing this."
+            else:
+                text = f"That sounds really draining. What part of it weighs on you most right now, {i}?"
+            msgs.append(Message(role="user" if j % 2 == 0 else "assistant", text=text))
+        convs.append(Conversation(conversation_id=f"{prefix}-{i:04d}", turns=msgs))
+    return convs

@@ -1,0 +1,49 @@
+"""Shared fixtures. Broker tests get a fresh embedded Tansu (memory only, starts in milliseconds) each."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[object]:
+    """A real Kafka-protocol broker (Tansu) on a free loopback port, with every attune topic created."""
+    from streams import EmbeddedBroker, StreamSettings, create_topics, tansu_binary
+
+    try:
+        tansu_binary()
+    except FileNotFoundError as exc:
+        pytest.skip(f"no Tansu binary: {exc}")
+    b = EmbeddedBroker(log_path=tmp_path / "tansu.log").start()
+    try:
+        settings = StreamSettings(broker=b.url, profile="tansu")
+        asyncio.run(asyncio.wait_for(create_topics(b.bootstrap, settings.topics(), compacted=settings.compacted()), 30))
+        yield b
+    finally:
+        b.stop()
+
+
+@pytest.fixture
+def start_worker(broker: object, tmp_path: Path) -> Iterator[Callable[..., object]]:
+    """Start ``attune worker`` subprocesses on the test broker; all are stopped (or killed) at teardown."""
+    from streams import WorkerProcess
+
+    started: list[WorkerProcess] = []
+
+    def start(*args: str) -> WorkerProcess:
+        w = WorkerProcess(
+            broker.url,  # type: ignore[attr-defined]
+            "tansu",
+            list(args),
+            log_path=tmp_path / f"worker-{len(started)}.log",
+        )
+        started.append(w)
+        return w
+
+    yield start
+    for w in started:
+        w.stop(timeout=15)
