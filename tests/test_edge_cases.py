@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schemas import RubricScores, TurnContext
 from scorers._base import Exchange, Signal
@@ -128,3 +130,12 @@ def test_bare_acknowledgement(response: str) -> None:
 def test_not_bare_acknowledgement(response: str) -> None:
     assert not is_bare_acknowledgement(response)
     assert judge(response) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(response=st.text(max_size=300), locale=st.sampled_from(["en", "en-GB", "es", "fr-CA", "ja", "ru", "sv", "zz"]))
+def test_prejudge_total_on_any_text(response: str, locale: str) -> None:
+    ec = prejudge(
+        Exchange("c", 1, "hi", response, context=TurnContext(locale=locale)), crisis_signals=[], resources_offered=False
+    )
+    assert ec is None or ec.case in {"empty_or_incoherent", "wrong_language", "bare_acknowledgement"}

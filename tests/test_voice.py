@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schemas import TurnContext
 from scorers._base import Exchange
@@ -293,3 +295,15 @@ def test_inappropriate_and_formal() -> None:
         "why that would be stressful for you."
     )
     assert not too_formal_for_context(everyday)
+
+
+# -- properties ------------------------------------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(response=st.text(max_size=400), user=st.text(max_size=200), channel=st.sampled_from(["voice", "text"]))
+def test_metrics_always_in_range_and_rounded(response: str, user: str, channel: str) -> None:
+    ctx = TurnContext(channel=channel)  # type: ignore[arg-type]
+    scores = score_voice(Exchange("c", 1, user, response, context=ctx))
+    assert list(scores) == list(METRICS)
+    assert all(0.0 <= v <= 1.0 and round(v, 4) == v for v in scores.values())
