@@ -92,7 +92,7 @@ def _missing(paths: list[str], err: Console) -> bool:
 def _export(args: argparse.Namespace) -> int:
     from .calibration import ExportError, export_batch
 
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     if _missing([*args.records, *args.conversations], err):
         return 2
     try:
@@ -124,7 +124,7 @@ def _import(args: argparse.Namespace) -> int:
 
     from .calibration import import_annotations, load_key
 
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     try:
         key = load_key(args.key)
     except (OSError, ValidationError) as e:
@@ -160,7 +160,7 @@ def _agreement(args: argparse.Namespace) -> int:
         render_empathy_ratings,
     )
 
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     out = Console(file=sys.stdout)
     if not args.inputs and not args.empathy_ratings:
         err.print("[red]error:[/red] give annotation/record files, --empathy-ratings PATH, or both")
@@ -192,7 +192,7 @@ def _agreement(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from .report import collect, load_agreement, render_console, write_html
 
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     if _missing([*args.records, *([args.agreement] if args.agreement else [])], err):
         return 2
     data = collect(args.records)

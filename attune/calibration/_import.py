@@ -27,7 +27,7 @@ class CsvError:
 
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
-        col = f" column '{self.column}'" if self.column else ""
+        col = f" column '{self.column}':" if self.column else ""
         return f"{where}:{col} {self.message}"
 
 

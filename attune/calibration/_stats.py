@@ -40,7 +40,7 @@ def weighted_kappa(a: Sequence[float], b: Sequence[float], labels: Sequence[floa
     except KeyError as e:
         raise ValueError(f"value {e.args[0]} is not on the label scale {scale.tolist()}") from None
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore")  # undefined kappa -> nan -> None, reported as such
         k = cohen_kappa_score(ca, cb, weights="quadratic", labels=list(range(len(scale))))
     return _finite(k)
 
