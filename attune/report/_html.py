@@ -26,6 +26,14 @@ except ImportError:  # pragma: no cover - depends on the environment
     HAVE_MPL = False
 
 ACCENT = "#3b6ea5"
+#: Compact tick labels for seed 004's quality levels (the full names overlap under narrow bars).
+_SHORT = {
+    "unacceptable <0.3": "<.3",
+    "poor 0.3-0.5": ".3-.5",
+    "adequate 0.5-0.7": ".5-.7",
+    "good 0.7-0.9": ".7-.9",
+    "excellent 0.9-1.0": "≥.9",
+}
 FAIL = "#c2452d"
 
 CSS = """
@@ -44,6 +52,10 @@ td:first-child,th:first-child{text-align:left}
 figure{margin:10px 0;background:#fff;border:1px solid #e3e6ec;border-radius:8px;padding:8px;overflow-x:auto}
 figure svg{max-width:100%;height:auto}
 """
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
 def _svg(fig: Any) -> str:
@@ -70,8 +82,9 @@ def _distribution_grid(stats: list[MetricStats]) -> str | None:
         labels = [label for label, _ in reversed(s.distribution)]
         counts = [c for _, c in reversed(s.distribution)]
         ax.bar(range(len(counts)), counts, color=ACCENT)
-        short = [lab.split(" ")[0] if s.scale == "0-1" else lab.replace("Score ", "") for lab in labels]
+        short = [_SHORT.get(lab, lab.replace("Score ", "")) for lab in labels]
         ax.set_xticks(range(len(counts)), short, rotation=0)
+        ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         ax.set_title(f"{s.name}  (mean {s.mean:.2f}, n={s.n})", fontsize=9)
         ax.set_ylabel("turns")
     for ax in list(axes.flat)[len(stats) :]:
@@ -88,6 +101,8 @@ def _hbar(labels: list[str], values: list[float], xlabel: str, *, percent: bool 
     ax.barh(y, values, color=color)
     ax.set_yticks(y, labels)
     ax.set_xlabel(xlabel)
+    if not percent:
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     if percent:
         ax.set_xlim(0, 1)
         ax.xaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
@@ -100,15 +115,19 @@ def _hbar(labels: list[str], values: list[float], xlabel: str, *, percent: bool 
 def _heatmaps(report: AgreementReport) -> str | None:
     if not HAVE_MPL or not report.pairs:
         return None
-    names = [r.name for r in report.raters]
-    idx = {n: i for i, n in enumerate(names)}
-    dims = [d for d in DIMENSIONS if any(p.dimension == d for p in report.pairs)]
+    dims = [d for d in DIMENSIONS if any(p.dimension == d and p.kappa is not None for p in report.pairs)]
+    if not dims:
+        return None
     cols = min(3, len(dims))
     rows = -(-len(dims) // cols)
-    size = max(3.2, 0.55 * len(names) + 1.6)
-    fig, axes = plt.subplots(rows, cols, figsize=(size * cols, size * rows), squeeze=False)
+    size = max(3.2, 0.55 * len(report.raters) + 1.6)
+    fig, axes = plt.subplots(rows, cols, figsize=(size * cols, size * rows), squeeze=False, layout="constrained")
     image = None
     for ax, dim in zip(axes.flat, dims, strict=False):
+        # Only raters that share items with someone on this dimension: empty rows say nothing.
+        paired = {n for p in report.pairs if p.dimension == dim and p.kappa is not None for n in (p.a, p.b)}
+        names = [r.name for r in report.raters if r.name in paired]
+        idx = {n: i for i, n in enumerate(names)}
         grid = [[float("nan")] * len(names) for _ in names]
         for i in range(len(names)):
             grid[i][i] = 1.0
@@ -260,7 +279,7 @@ def render_html(data: ReportData, agreement: AgreementReport | None = None) -> s
         )
         titles = criterion_titles()
         for judge, per in data.criterion_failures().items():
-            labels = [f"{c} {titles.get(c, '')}"[:58] for c in per]
+            labels = [_clip(f"{c} {titles.get(c, '')}", 58) for c in per]
             rates = [f["rate"] for f in per.values()]
             out.append(
                 _figure(
