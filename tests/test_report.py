@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from attune import _cmd_calibration, batch
+from attune import _cmd_calibration
 from attune.report import collect, metric_stats, render_html
 from schemas import RubricRef, RubricScores, TurnJudgment, encode
 
@@ -39,6 +39,8 @@ CONVS = [
 
 
 def run(argv: list[str]) -> int:
+    from attune import batch  # imports the scorers; fixtures skip first when those are absent
+
     parser = argparse.ArgumentParser(prog="attune")
     sub = parser.add_subparsers(dest="command", required=True)
     batch.register(sub)
@@ -73,7 +75,7 @@ def judgments() -> list[TurnJudgment]:
 
 @pytest.fixture
 def records(tmp_path: Path) -> Path:
-    pytest.importorskip("scorers.empathy")
+    pytest.importorskip("scorers.empathy", exc_type=ImportError)
     convs = tmp_path / "convs.jsonl"
     convs.write_text("\n".join(json.dumps(c) for c in CONVS) + "\n")
     out = tmp_path / "records.jsonl"
