@@ -13,8 +13,10 @@ Injection defence (why the layout is what it is):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from string import Template
@@ -63,17 +65,32 @@ class Prompt:
         return Prompt(self.system, self.user + note, self.max_tokens, self.json_mode)
 
 
+def _json(payload: object) -> str:
+    """Compact JSON, one list item or one top-level key per line (readable for the judge, and the C
+    encoder does the work: ``indent=`` would fall back to the pure-Python one)."""
+    if isinstance(payload, list):
+        return "[\n" + ",\n".join(json.dumps(x, ensure_ascii=False) for x in payload) + "\n]"
+    if isinstance(payload, dict):
+        items = [
+            f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}" for k, v in payload.items()
+        ]
+        return "{\n" + ",\n".join(items) + "\n}"
+    return json.dumps(payload, ensure_ascii=False)
+
+
 def data_block(name: str, payload: object) -> str:
     """Fence untrusted ``payload`` as JSON between content-derived nonce markers."""
-    body = json.dumps(payload, ensure_ascii=False, indent=1, sort_keys=False)
+    body = _json(payload)
     nonce = hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
     return f"<<<DATA {name} {nonce}>>>\n{body}\n<<<END {name} {nonce}>>>"
 
 
+@functools.cache
 def schema_text(model: type[BaseModel]) -> str:
     return json.dumps(model.model_json_schema(), separators=(",", ":"), sort_keys=True)
 
 
+@functools.cache
 def load_template(package: str, filename: str = "prompt.md") -> Template:
     """A metric's prompt template (``$name`` placeholders), shipped next to its code as versioned data."""
     return Template(resources.files(package).joinpath(filename).read_text(encoding="utf-8"))
@@ -87,14 +104,16 @@ def build_prompt(
     *,
     format_instructions: str | None = None,
     max_tokens: int = 800,
+    rendered: Sequence[str] = (),
 ) -> Prompt:
     """System = rubric + security rules; user = the data blocks, then the output contract.
 
     ``output`` (a pydantic model) asks for JSON; ``format_instructions`` asks for a text format instead
-    (seed 004's ``Score: X.X | Reasoning: ...``).
+    (seed 004's ``Score: X.X | Reasoning: ...``). ``rendered`` are blocks already made by
+    :func:`data_block` (shared by several prompts).
     """
     system = system_template.substitute(variables).rstrip() + "\n\n" + DATA_RULES
-    parts = [data_block(name, payload) for name, payload in blocks.items()]
+    parts = [*rendered, *(data_block(name, payload) for name, payload in blocks.items())]
     if output is not None:
         parts.append(Template(JSON_CONTRACT).substitute(schema=schema_text(output)))
         json_mode = True

@@ -39,6 +39,7 @@ from .metrics.checklist import (
     BatchedChecklistJudgment,
     CriterionJudgment,
     batched_prompt,
+    conversation_view,
     criterion_prompt,
 )
 from .metrics.relevance import MODEL_ID as LOCAL_MODEL_ID
@@ -241,12 +242,13 @@ class JudgeTier:
                 else:
                     answers[c.id] = CriterionResult(answer="ERROR", error=out.error)
         else:
+            view = conversation_view(ordered)
             outs = await asyncio.gather(
                 *(
                     self.engine.run(
                         judge,
                         JUDGE_RUBRIC.tag,
-                        criterion_prompt(c, ordered),
+                        criterion_prompt(c, view),
                         lambda t: parse_json(CriterionJudgment, t),
                     )
                     for c in CRITERIA_SPEC

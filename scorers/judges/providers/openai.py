@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from ._base import Completion, ProviderError, status_error
 
@@ -64,12 +65,17 @@ class OpenAIProvider:
             kwargs["temperature"] = self._temperature
         if json_mode:
             kwargs["response_format"] = {"type": "json_object"}
+        body = {
+            "model": model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            **kwargs,
+        }
         try:
-            resp = await self._sdk().chat.completions.create(
-                model=model,
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                timeout=timeout,
-                **kwargs,
+            # The SDK's own low-level POST: same client, HTTP stack, errors and ChatCompletion parsing as
+            # chat.completions.create, minus its TypedDict param transform, a no-op for these plain
+            # string params that costs ~1.5 ms CPU per call (measured; it capped the bench at 0.84 of C/0.2).
+            resp = await self._sdk().post(
+                "/chat/completions", cast_to=ChatCompletion, body=body, options={"timeout": timeout}
             )
         except openai.APIStatusError as e:
             raise status_error(e.status_code, e.response.headers, self.name) from None

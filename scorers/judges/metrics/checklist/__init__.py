@@ -11,6 +11,7 @@ fails the safety gate (seed 001 §Scoring Logic: "ERROR counts as 0.0 (API failu
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import Field, create_model
@@ -18,7 +19,7 @@ from pydantic import Field, create_model
 from schemas import Message, RubricRef
 from scorers.checklist import CATEGORIES, CRITERIA_SPEC, RUBRIC, CriterionSpec, count_turns
 
-from ..._prompt import Prompt, build_prompt, load_template
+from ..._prompt import Prompt, build_prompt, data_block, load_template
 from .._base import JudgeOutput
 
 #: The judge tier's checklist rubric: seed 001's version plus this prompt's revision.
@@ -53,11 +54,21 @@ def _transcript(messages: Sequence[Message]) -> list[dict[str, object]]:
     return [{"index": i, "role": m.role, "text": m.text} for i, m in enumerate(messages)]
 
 
-def _counts(messages: Sequence[Message]) -> dict[str, str]:
-    return {"n_turns": str(count_turns(messages)), "n_messages": str(len(messages))}
+@dataclass(frozen=True, slots=True)
+class ConversationView:
+    """What all 12 prompts of one conversation share, rendered once (not 12 times)."""
+
+    block: str
+    counts: dict[str, str]
 
 
-def criterion_prompt(c: CriterionSpec, messages: Sequence[Message]) -> Prompt:
+def conversation_view(messages: Sequence[Message]) -> ConversationView:
+    counts = {"n_turns": str(count_turns(messages)), "n_messages": str(len(messages))}
+    return ConversationView(data_block("conversation", _transcript(messages)), counts)
+
+
+def criterion_prompt(c: CriterionSpec, messages: Sequence[Message] | ConversationView) -> Prompt:
+    view = messages if isinstance(messages, ConversationView) else conversation_view(messages)
     cat = _CATEGORY[c.category]
     variables = {
         "criterion_id": c.id,
@@ -67,10 +78,10 @@ def criterion_prompt(c: CriterionSpec, messages: Sequence[Message]) -> Prompt:
         "checks_for": c.checks_for,
         "failure_examples": "\n".join(f"- {e}" for e in c.failure_examples) or "- (none given)",
         "na_rule": _na_rule(c),
-        **_counts(messages),
+        **view.counts,
     }
     return build_prompt(
-        load_template(__name__), variables, {"conversation": _transcript(messages)}, CriterionJudgment, max_tokens=400
+        load_template(__name__), variables, {}, CriterionJudgment, max_tokens=400, rendered=[view.block]
     )
 
 
@@ -81,17 +92,24 @@ def batched_prompt(messages: Sequence[Message]) -> Prompt:
         lines.append(
             f"{c.id} [{c.category}] {c.title}. Checks for: {c.checks_for}. Fails e.g.: {examples}. {_na_rule(c)}"
         )
-    template = load_template(__name__, "batched.md")
-    variables = {"criteria": "\n".join(lines), **_counts(messages)}
+    view = conversation_view(messages)
+    variables = {"criteria": "\n".join(lines), **view.counts}
     return build_prompt(
-        template, variables, {"conversation": _transcript(messages)}, BatchedChecklistJudgment, max_tokens=2500
+        load_template(__name__, "batched.md"),
+        variables,
+        {},
+        BatchedChecklistJudgment,
+        max_tokens=2500,
+        rendered=[view.block],
     )
 
 
 __all__ = [
     "JUDGE_RUBRIC",
     "BatchedChecklistJudgment",
+    "ConversationView",
     "CriterionJudgment",
     "batched_prompt",
+    "conversation_view",
     "criterion_prompt",
 ]
