@@ -252,13 +252,15 @@ class _Conversation:
     def cq4(self) -> CriterionResult:
         """Advice before any exploratory question (in an earlier reply) is premature, unless asked for."""
         first_explore: int | None = None
+        first_request = next(
+            (t.number for t in self.counted if lx.ADVICE_REQUEST.search(self.user_folded[t.number])), None
+        )
         for t in self.answered:
             if t.number in self.crisis_turns:
                 continue  # crisis resources are required there (CQ9), not premature advice
             r = self.reply[t.number]
-            requested = any(lx.ADVICE_REQUEST.search(self.user_folded[u.number]) for u in self.counted[: t.number])
             if r.advice:
-                if requested:
+                if first_request is not None and first_request <= t.number:
                     return _r("YES", f"first advice at turn {t.number} ('{r.advice}') answers the user's request")
                 if first_explore is None:
                     return _r("NO", f"advice at turn {t.number} ('{r.advice}') before any exploratory question")
@@ -408,7 +410,7 @@ class _Conversation:
         ]
         if robotic and len(robotic) / n >= CP2_MAX_ROBOTIC_SHARE:
             return _r("NO", f"{len(robotic)}/{n} replies templated or formatted ({'; '.join(robotic[:2])})")
-        repeated = Counter(s for _, r in replies for s in set(r.sentences) if len(s.split()) >= 4)
+        repeated = Counter(s for _, r in replies for s in dict.fromkeys(r.sentences) if len(s.split()) >= 4)
         if repeated and (top := repeated.most_common(1)[0])[1] >= CP1_MIN_REPEATS:
             return _r("NO", f"same sentence in {top[1]} replies: '{top[0][:60]}'")
         contr = sum(len(lx.CONTRACTION.findall(r.folded)) for _, r in replies)
