@@ -1,0 +1,93 @@
+"""Text normalisation shared by every detector.
+
+Patterns are written once against a canonical form instead of spelling out every variant in every
+pattern: lower case, ASCII apostrophes and quotes, single spaces, and the common contractions and
+chat spellings folded to one form ("im", "I am" -> "i'm"; "dont", "do not" -> "don't"; "wanna" ->
+"want to"). Matching evidence is therefore reported in this normalised form.
+"""
+
+from __future__ import annotations
+
+import re
+
+_TRANSLATE = str.maketrans(
+    {
+        "\u2019": "'",  # right single quotation mark (the usual "curly apostrophe")
+        "\u2018": "'",
+        "\u201b": "'",
+        "\u02bc": "'",  # modifier letter apostrophe
+        "\u00b4": "'",
+        "`": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u00a0": " ",
+        "\u200b": "",
+    }
+)
+
+# Canonical forms. Keys are matched as whole words (after lower-casing and apostrophe folding).
+# Deliberately absent: "ill" (a word), "id" (a word), "were" / "its" / "hell" (words).
+_CANON: dict[str, str] = {
+    "im": "i'm",
+    "i am": "i'm",
+    "ive": "i've",
+    "iam": "i'm",
+    "dont": "don't",
+    "do not": "don't",
+    "doesnt": "doesn't",
+    "does not": "doesn't",
+    "didnt": "didn't",
+    "did not": "didn't",
+    "cant": "can't",
+    "cannot": "can't",
+    "can not": "can't",
+    "wont": "won't",
+    "will not": "won't",
+    "wouldnt": "wouldn't",
+    "would not": "wouldn't",
+    "couldnt": "couldn't",
+    "could not": "couldn't",
+    "isnt": "isn't",
+    "is not": "isn't",
+    "arent": "aren't",
+    "wasnt": "wasn't",
+    "havent": "haven't",
+    "whats": "what's",
+    "what is": "what's",
+    "thats": "that's",
+    "theres": "there's",
+    "there is": "there's",
+    "youre": "you're",
+    "you are": "you're",
+    "wanna": "want to",
+    "wana": "want to",
+    "gonna": "going to",
+    "gunna": "going to",
+    "kinda": "kind of",
+    "want 2": "want to",
+    "need 2": "need to",
+    "going 2": "going to",
+    "w/o": "without",
+    "u": "you",
+    "my self": "myself",
+    "me self": "myself",
+    "noone": "no one",
+    "nobody": "no one",
+}
+_CANON_RX = re.compile(
+    r"(?<![\w'])(?:" + "|".join(re.escape(k) for k in sorted(_CANON, key=len, reverse=True)) + r")(?![\w'])"
+)
+
+
+def _canon(m: re.Match[str]) -> str:
+    return _CANON[m.group()]
+
+
+def normalise(text: str) -> str:
+    """Lower-case, fold apostrophes/quotes/dashes, collapse whitespace, canonicalise contractions."""
+    t = text.lower().translate(_TRANSLATE)
+    t = " ".join(t.split())
+    return _CANON_RX.sub(_canon, t)
