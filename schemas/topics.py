@@ -102,11 +102,11 @@ CONTROL = TopicSpec(
 TURN_BUFFER_CHANGELOG = TopicSpec(
     name="attune-turn_buffer-changelog",
     partitions=TURNS.partitions,
-    key="conversation_id:turn_index",
+    key="conversation_id:chunk",
     records=(),
     producers=("streams (Faust table 'turn_buffer' of app 'attune')",),
     consumers=("streams (table recovery)",),
-    doc="Compacted changelog of buffered turns, one entry per turn; deleted when the conversation closes.",
+    doc="Compacted changelog of buffered turns in chunks of 16 per key; deleted when the conversation closes.",
 )
 CONVERSATIONS_CHANGELOG = TopicSpec(
     name="attune-conversations-changelog",

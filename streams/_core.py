@@ -8,8 +8,8 @@ processed again, producing identical ids) or finds itself buffered (and is skipp
 
 State lives in two tables (see :class:`StateStore`):
 
-* ``turns``: one entry per buffered turn, keyed ``conversation_id:turn_index`` — a turn is written to
-  the changelog once (twice if it arrived out of order), never the whole conversation per turn;
+* ``turns``: buffered turns in small fixed chunks keyed ``conversation_id:chunk`` (:data:`CHUNK` turns
+  each) — a turn rewrites at most its chunk, never the whole conversation;
 * ``meta``: one small entry per conversation (index ranges, the processed frontier, ``crisis_pending``,
   context, the end marker, activity times), written at most once per conversation per batch. After a
   close it shrinks to a tombstone that makes late or redelivered turns of that conversation no-ops.
@@ -193,8 +193,29 @@ def ranges_iter(ranges: list[list[int]]) -> Iterator[int]:
         yield from range(lo, hi + 1)
 
 
-def turn_key(conversation_id: str, turn_index: int) -> str:
-    return f"{conversation_id}:{turn_index}"
+#: Turns per entry of the turns table. A turn rewrites only its chunk (at most this many turns), never
+#: the conversation; a batch touching several turns of a conversation writes each chunk once; a close
+#: deletes ``n / CHUNK`` keys. On Tansu every changelog record costs a round trip, so this matters.
+CHUNK = 16
+
+
+def chunk_key(conversation_id: str, turn_index: int) -> str:
+    """Key of the turns-table entry holding this turn: ``conversation_id:chunk``."""
+    return f"{conversation_id}:{turn_index // CHUNK}"
+
+
+def chunk_keys(conversation_id: str, ranges: list[list[int]]) -> list[str]:
+    """Every chunk key that may hold a turn of these index ranges."""
+    out: dict[str, None] = {}
+    for lo, hi in ranges:
+        for c in range(lo // CHUNK, hi // CHUNK + 1):
+            out[f"{conversation_id}:{c}"] = None
+    return list(out)
+
+
+def stored_turn(store: StateStore, conversation_id: str, turn_index: int) -> dict[str, Any] | None:
+    chunk = store.get("turns", chunk_key(conversation_id, turn_index))
+    return chunk.get(str(turn_index)) if chunk else None
 
 
 def _max_index(meta: dict[str, Any]) -> int:
@@ -358,9 +379,9 @@ class TurnProcessor:
         # Re-check with this worker's state: a stale timer elsewhere must not close a live conversation.
         action = due_action(meta, now, self.timeouts)
         if action == "expire":
-            for i in ranges_iter(meta.get("idx", [])):
-                if self.store.get("turns", turn_key(cid, i)) is not None:
-                    batch.delete_turn(cid, i, meta["p"])  # orphans of a close interrupted by a crash
+            for key in chunk_keys(cid, meta.get("idx", [])):
+                if self.store.get("turns", key) is not None:
+                    batch.delete_chunk(key, meta["p"])  # orphans of a close interrupted by a crash
             batch.delete_meta(cid, meta["p"])
         elif action == "close":
             reason = "inactivity" if now - meta["seen"] >= self.timeouts.inactivity else meta["end"]["r"]
@@ -458,8 +479,8 @@ class TurnProcessor:
         # Tombstone first, then free the turns: a crash in between leaves orphans the expiry removes,
         # never a live conversation missing turns.
         batch.replace_meta(cid, {"p": meta["p"], "closed": now, "idx": meta["idx"]})
-        for i in ranges_iter(meta["idx"]):
-            batch.delete_turn(cid, i, meta["p"])
+        for key in chunk_keys(cid, meta["idx"]):
+            batch.delete_chunk(key, meta["p"])
         self._history.pop(cid, None)
 
     # -- helpers --------------------------------------------------------------------------------------
@@ -473,7 +494,7 @@ class TurnProcessor:
         for i in ranges_iter(meta["idx"]):
             if i > meta["done"]:
                 break
-            entry = self.store.get("turns", turn_key(cid, i))
+            entry = stored_turn(self.store, cid, i)
             if entry is None:
                 continue
             h.messages.append((i, Message(role=entry["r"], text=entry["t"], turn_index=i)))
@@ -519,7 +540,7 @@ class _Batch:
 
     def __init__(self, store: StateStore) -> None:
         self.store = store
-        self.turns: dict[str, tuple[int, dict[str, Any] | None]] = {}
+        self.turns: dict[str, tuple[int, dict[str, Any] | None]] = {}  # chunk key -> (partition, chunk)
         self.metas: dict[str, dict[str, Any] | None] = {}
         self.meta_partition: dict[str, int] = {}
         self.order: list[tuple[TableName, str]] = []
@@ -552,16 +573,23 @@ class _Batch:
         self.meta_partition[cid] = partition
 
     def turn(self, cid: str, idx: int) -> dict[str, Any] | None:
-        key = turn_key(cid, idx)
-        if key in self.turns:
-            return self.turns[key][1]
-        return self.store.get("turns", key)
+        key = chunk_key(cid, idx)
+        chunk = self.turns[key][1] if key in self.turns else self.store.get("turns", key)
+        return chunk.get(str(idx)) if chunk else None
 
     def put_turn(self, cid: str, idx: int, entry: dict[str, Any], partition: int) -> None:
-        self.turns[turn_key(cid, idx)] = (partition, entry)
+        key = chunk_key(cid, idx)
+        if key in self.turns:
+            chunk = self.turns[key][1]
+            if chunk is None:  # freed earlier in this batch: a new chunk
+                chunk = {}
+        else:
+            chunk = dict(self.store.get("turns", key) or {})  # copy-on-write: the store stays untouched
+        chunk[str(idx)] = entry
+        self.turns[key] = (partition, chunk)
 
-    def delete_turn(self, cid: str, idx: int, partition: int) -> None:
-        self.turns[turn_key(cid, idx)] = (partition, None)
+    def delete_chunk(self, key: str, partition: int) -> None:
+        self.turns[key] = (partition, None)
 
     def finish(self) -> list[Write]:
         """Turn writes first, then meta (tombstones before turn deletes, see :meth:`TurnProcessor._close`)."""
@@ -576,7 +604,12 @@ class _Batch:
             else:
                 meta["v"] = meta.get("v", 0) + 1
                 live.append(Write("meta", p, cid, meta))
-        turn_writes = [Write("turns", p, k, v) for k, (p, v) in self.turns.items()]
+        # A chunk buffered and freed within this batch never reaches the changelog (nor its delete).
+        turn_writes = [
+            Write("turns", p, k, v)
+            for k, (p, v) in self.turns.items()
+            if v is not None or self.store.get("turns", k) is not None
+        ]
         puts = [w for w in turn_writes if w.value is not None]
         deletes = [w for w in turn_writes if w.value is None]
         # New turns, then the metas that reference them, then tombstones, then the turns they free.

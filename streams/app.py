@@ -168,7 +168,7 @@ def create_app(
     )
     tables: dict[str, faust.Table] = {}
     for name, doc in (
-        (TURN_TABLE, "one entry per buffered turn, keyed conversation_id:turn_index"),
+        (TURN_TABLE, "buffered turns in chunks of 16, keyed conversation_id:chunk"),
         (META_TABLE, "per-conversation state: index ranges, crisis_pending, end marker, tombstone"),
     ):
         table = app.Table(name, partitions=settings.partitions, help=doc)

@@ -84,3 +84,19 @@ def synthetic(n: int, turns: int, prefix: str = "conv") -> list[Conversation]:
             msgs.append(Message(role="user" if j % 2 == 0 else "assistant", text=text))
         convs.append(Conversation(conversation_id=f"{prefix}-{i:04d}", turns=msgs))
     return convs
+
+
+def diff(got: OutputRecord, want: OutputRecord) -> str:
+    """The differing fields (one level into dicts), for assertion messages."""
+    a, b = comparable(got), comparable(want)
+    out = []
+    for k in sorted(a.keys() | b.keys()):
+        if a.get(k) == b.get(k):
+            continue
+        if isinstance(a.get(k), dict) and isinstance(b.get(k), dict):
+            for kk in sorted(a[k].keys() | b[k].keys()):
+                if a[k].get(kk) != b[k].get(kk):
+                    out.append(f"{k}.{kk}: stream={a[k].get(kk)!r} batch={b[k].get(kk)!r}")
+        else:
+            out.append(f"{k}: stream={a.get(k)!r} batch={b.get(k)!r}")
+    return "\n".join(out)

@@ -6,7 +6,7 @@ import asyncio
 import base64
 
 import pytest
-from _stream_helpers import TOPIC_OF_KIND, comparable, expected_records, read_back, synthetic
+from _stream_helpers import TOPIC_OF_KIND, comparable, diff, expected_records, read_back, synthetic
 
 from schemas import Conversation, ConversationEnd, Message, encode
 from schemas.topics import TURNS
@@ -48,7 +48,7 @@ def test_every_record_matches_the_batch_path(broker, start_worker) -> None:
         copies = seen[record_id]
         for topic, got in copies:
             assert topic == TOPIC_OF_KIND[want.kind]
-            assert comparable(got) == comparable(want), record_id
+            assert comparable(got) == comparable(want), diff(got, want)
     assert {r.close_reason for _, r in (seen[k][0] for k in expected) if r.kind == "conversation_score"} == {"end_flag"}
     extra = {k: v for k, v in seen.items() if k not in expected}
     dead = [recs[0][1] for recs in extra.values()]
