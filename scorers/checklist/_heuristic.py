@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from schemas import CriterionResult, Message, TurnContext
+from schemas import Answer, CriterionResult, Message, TurnContext
 
 from .._text import content_stems, fold, sentences, tokens, word_count
 from ..safety import detect_crisis, detect_harmful_reply, offers_crisis_resources
@@ -152,8 +152,8 @@ def _fmt_turns(nums: Sequence[int], limit: int = 6) -> str:
     return shown + (f" (+{len(nums) - limit} more)" if len(nums) > limit else "")
 
 
-def _r(answer: str, reasoning: str) -> CriterionResult:
-    return CriterionResult(answer=answer, reasoning=reasoning)  # type: ignore[arg-type]
+def _r(answer: Answer, reasoning: str) -> CriterionResult:
+    return CriterionResult(answer=answer, reasoning=reasoning)
 
 
 class _Conversation:
