@@ -233,7 +233,7 @@ _RULES: list[Rule] = [
          r"|\b(?:nothing|no one|no reason) (?:left )?to live for\b"
          r"|\b(?:don't|do not|never) have (?:anything|what|much|a reason|any reason|anyone) (?:left )?to live for\b"
          r"|\bwhy am i (?:still )?alive\b",
-         ("live", "life", "go on", "going on", "keep going", "alive", "here", "exist"), ()),
+         ("liv", "life", "go on", "going on", "keep going", "alive", "here", "exist"), ()),
     # "what's the point of living", "what's even the point anymore"
     Rule(INDIRECT, "high",
          r"\bwhat's (?:even |really )?(?:the )?point (?:of|in) (?:\w+ )?(?:living|life|being alive|"
@@ -250,7 +250,7 @@ _RULES: list[Rule] = [
     # burden: "i won't be a burden much longer", "i feel like such a burden"
     Rule(INDIRECT, "high",
          r"\b(?:won't|never) (?:be )?(?:a |such a )?(?:burden|problem|bother|trouble)(?: (?:to|for|on) "
-         r"(?:\w+ ){0,2}?)?(?: much| any| for much) longer\b|\bburden (?:much|any) longer\b",
+         r"\w+(?: \w+)?)?(?: much| any| for much) longer\b|\bburden (?:much|any) longer\b",
          ("burden", "problem", "bother", "trouble"), ()),
     Rule(INDIRECT, "high",
          r"\b(?:i'm|i feel like|i feel|feel like|i've become|being) %(ADV)s(?:such |nothing but |just |only |"
