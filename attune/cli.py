@@ -27,9 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="directory to write *.schema.json into")
     p.set_defaults(func=_cmd_schemas)
 
-    from . import batch
+    from . import _cmd_calibration, batch
 
     batch.register(sub)
+    _cmd_calibration.register(sub)
 
     from streams import cli as stream_cli
 

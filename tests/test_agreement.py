@@ -138,7 +138,6 @@ def test_paper_kappa_table_reproduced_within_rounding() -> None:
 
 @needs_data
 def test_cheap_tier_rows_on_both_halves() -> None:
-    pytest.importorskip("scorers.empathy", exc_type=ImportError)
     rep = empathy_ratings_report(DATA)
     assert rep.reproduced
     rows = [r for r in rep.cheap_tier if r.rater == "attune empathy_signal" and r.dimension == "empathy"]

@@ -59,7 +59,6 @@ def run(argv: list[str]) -> int:
 
 @pytest.fixture
 def evaluated(tmp_path: Path) -> tuple[Path, Path]:
-    pytest.importorskip("scorers.empathy", exc_type=ImportError)
     convs = tmp_path / "convs.jsonl"
     convs.write_text("\n".join(json.dumps(c) for c in conversations()) + "\n", encoding="utf-8")
     records = tmp_path / "records.jsonl"

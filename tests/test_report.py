@@ -75,7 +75,6 @@ def judgments() -> list[TurnJudgment]:
 
 @pytest.fixture
 def records(tmp_path: Path) -> Path:
-    pytest.importorskip("scorers.empathy", exc_type=ImportError)
     convs = tmp_path / "convs.jsonl"
     convs.write_text("\n".join(json.dumps(c) for c in CONVS) + "\n")
     out = tmp_path / "records.jsonl"
