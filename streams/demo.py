@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.resources
 import statistics
+import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -69,7 +70,7 @@ async def _live(
                 if (rec.conversation_id, rec.turn_index) in sent:
                     latencies.append(at - sent[(rec.conversation_id, rec.turn_index)])
             elif rec.kind == "safety_alert":
-                info["alerts"].append(f"{rec.alert_type}#{rec.turn_index}")  # type: ignore[union-attr]
+                info["alerts"].append(f"{rec.alert_type}@{rec.turn_index}")  # type: ignore[union-attr]
                 if rec.alert_type == "crisis_disclosure" and (rec.conversation_id, rec.turn_index) in sent:
                     alert_latencies.append(at - sent[(rec.conversation_id, rec.turn_index)])
             elif rec.kind == "conversation_score":
@@ -95,8 +96,10 @@ def _summary(console: Console, result: dict[str, object], elapsed: float) -> boo
     per_conv: dict[str, dict[str, object]] = result["per_conv"]  # type: ignore[assignment]
     expected: set[str] = result["expected"]  # type: ignore[assignment]
     table = Table(title="attune demo: summary", show_lines=False)
-    for col in ("conversation", "turn scores", "mean quality", "mean empathy", "alerts", "checklist", "verdict"):
-        table.add_column(col)
+    table.add_column("conversation", no_wrap=True)
+    for col in ("scored", "quality", "empathy", "checklist", "verdict"):
+        table.add_column(col, justify="right", no_wrap=True)
+    table.add_column("alerts (type@turn)")
     for cid in sorted(expected):
         info = per_conv.get(cid, {})
         q: list[float] = info.get("quality", [])  # type: ignore[assignment]
@@ -107,9 +110,9 @@ def _summary(console: Console, result: dict[str, object], elapsed: float) -> boo
             str(len(q)),
             f"{statistics.fmean(q):.2f}" if q else "-",
             f"{statistics.fmean(e):.1f}" if e else "-",
-            "\n".join(info.get("alerts", [])) or "-",  # type: ignore[arg-type]
             f"{score.score:.2f}" if score else "missing",  # type: ignore[attr-defined]
             ("[green]pass[/]" if score.passed else "[red]fail[/]") if score else "[red]missing[/]",  # type: ignore[attr-defined]
+            ", ".join(info.get("alerts", [])) or "-",  # type: ignore[arg-type]
         )
     console.print(table)
     lat: list[float] = result["latencies"]  # type: ignore[assignment]
@@ -122,8 +125,8 @@ def _summary(console: Console, result: dict[str, object], elapsed: float) -> boo
     return all("score" in per_conv.get(cid, {}) for cid in expected)
 
 
-def run_demo(pace: float = 0.9, samples: Path | None = None, timeout: float = 120.0) -> int:
-    console = Console(highlight=False)
+def run_demo(pace: float = 1.5, samples: Path | None = None, timeout: float = 120.0) -> int:
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     convs, bad = load_conversations(samples or bundled_samples())
     if bad or not convs:
         console.print("[red]invalid samples:[/]\n" + "\n".join(bad))

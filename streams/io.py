@@ -136,7 +136,7 @@ async def consume(
         group_id=None,
         enable_auto_commit=False,
         auto_offset_reset="earliest" if from_beginning else "latest",
-        fetch_max_wait_ms=20,
+        fetch_max_wait_ms=10,
     )
     await consumer.start()
     try:
