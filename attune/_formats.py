@@ -7,6 +7,9 @@ Accepted:
   ``response`` is the generated answer being evaluated (seed 002 ``test.py`` output).
 - seed 003 ``generations.jsonl``: ``{"sample_id", "user_statement", "assistant_response"}`` (aliases:
   ``user``/``prompt``/``query`` and ``response``/``assistant``).
+- the empathy-ratings data set folder (``original_data/`` + ``annotations/``, Kumar et al. 2025): each
+  rated item becomes a text-channel conversation ``epitome:<sp_id>`` or ``empatheticdialogues:<conv_id>``
+  whose last assistant turn is the rated response.
 JSONL lines may mix the three shapes; each line is recognised by its keys.
 """
 
@@ -156,11 +159,32 @@ def _json_samples(path: Path, limits: Limits) -> Iterator[Item]:
         yield item
 
 
+def _empathy_ratings(root: Path, limits: Limits) -> Iterator[Item]:
+    from .calibration import load_empathy_ratings
+
+    for ds in load_empathy_ratings(root):
+        for n, (item_id, dialogue) in enumerate(sorted(ds.dialogues.items()), start=1):
+            obj = {
+                "conversation_id": f"{ds.key}:{item_id}",
+                "turns": [{"role": role, "text": text} for role, text in dialogue],
+                "context": {"channel": "text"},
+            }
+            raw = orjson.dumps(obj)
+            where = f"{root} ({ds.key} item {item_id})"
+            try:
+                yield Item(str(root), n, where, raw, conversation=decode_conversation(raw, limits))
+            except InvalidRecord as e:
+                yield Item(str(root), n, where, raw, error=e)
+
+
 def read_items(path: str | Path, limits: Limits = DEFAULT_LIMITS) -> Iterator[Item]:
     """Yield every conversation (or rejection) found at ``path`` — a file or a seed 002 folder."""
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file or directory")
+    if p.is_dir() and (p / "original_data").is_dir() and (p / "annotations").is_dir():
+        yield from _empathy_ratings(p, limits)
+        return
     if p.is_dir():
         samples = sorted(p.glob("*/sample.json"))
         if not samples and (p / "data.json").exists():

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from scipy.stats import spearmanr
 
+from attune.calibration import half_of
 from schemas import Message, TurnContext
 from scorers._base import Exchange
 from scorers.empathy import empathy_signal
@@ -51,7 +51,7 @@ class Item:
 
     @property
     def half(self) -> str:
-        return "A" if int(hashlib.blake2b(self.item_id.encode(), digest_size=4).hexdigest(), 16) % 2 == 0 else "B"
+        return half_of(self.item_id)
 
 
 def _read(path: Path) -> list[dict[str, str]]:
