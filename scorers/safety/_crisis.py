@@ -74,6 +74,14 @@ def _someone_else(text: str, start: int, end: int) -> bool:
     return not first or third[-1] > first[-1]
 
 
+_USER_SUBJECT = re.compile(r"\b(?:i|we|i'd|i'll|i've|we'd|we've)\s*$")
+
+
+def _by_user(text: str, start: int, end: int) -> bool:
+    """The user is the one acting ("so i hit him"): not someone else at risk."""
+    return _USER_SUBJECT.search(text, max(0, start - 8), start) is not None
+
+
 _GIVEAWAY_BENIGN = re.compile(
     r"\b(?:old|charity|donat\w*|moving|move|declutter\w*|furniture|garage sale|yard sale|clear\w* out|"
     r"spring clean\w*|outgrown|too small|new one|upgrad\w*|allergic|landlord|new baby|sold it)\b"
@@ -131,7 +139,7 @@ _RULES: list[Rule] = [
          r"\b(?:end|ending|take|taking|took) (?:my|my own) life\b|\b(?:end|ending) it all\b"
          r"|\b(?:want to|thinking (?:about|of)|going to|ready to|plan(?:ning)? to|decided to|should just|"
          r"might just) end(?:ing)? things\b(?! with| between| off| on)",
-         ("life", "end"), NEG, PAST),
+         ("my life", "my own life", "it all", "things"), NEG, PAST),
     # method words with a first-person object
     Rule(DIRECT, "critical",
          r"\b(?:hang|hanging|hanged|shoot|shooting|drown|drowning|poison|poisoning|suffocate|suffocating|"
@@ -192,7 +200,7 @@ _RULES: list[Rule] = [
          r"(?:without me|if i (?:was|were|'m) (?:gone|dead|not here|not around|not alive|never born)|"
          r"if i (?:wasn't|weren't) (?:here|around|alive)|if i (?:just )?(?:died|disappeared|didn't exist|"
          r"was gone|were gone|wasn't around|weren't around)|when i'm gone)\b",
-         ("better", "happier", "easier", "fine"), NEG),
+         ("without me", "if i", "when i'm gone"), NEG),
     # "i don't want to live (anymore)", "no longer want to be alive": an explicit death wish (direct);
     # not "i don't want to live in this city / with my parents".
     Rule(DIRECT, "critical",
@@ -223,7 +231,7 @@ _RULES: list[Rule] = [
     Rule(INDIRECT, "high",
          r"\bwant to be (?:here|alive|around|on this earth|in this world) (?:anymore|any ?more|any longer)\b"
          r"|\bnot sure (?:if |whether |that )?i want to (?:be here|be alive|live|exist)\b",
-         ("any", "not sure"), ()),
+         ("anymore", "any more", "any longer", "not sure"), ()),
     # "no reason to live", "nothing (left) to live for", "lost the will to live"
     Rule(INDIRECT, "high",
          r"\b(?:no|not (?:a|one|any)|nothing|zero|don't (?:see|have) (?:a|any|the)|can't see (?:a|any|the)|"
@@ -239,7 +247,7 @@ _RULES: list[Rule] = [
          r"\bwhat's (?:even |really )?(?:the )?point (?:of|in) (?:\w+ )?(?:living|life|being alive|"
          r"going on|existing|anything anymore|trying anymore|it all|staying alive|being here|carrying on)\b"
          r"|\bwhat's (?:even |really )?the point (?:anymore|any ?more)\b",
-         ("what",), ()),
+         ("point",), ()),
     # "i can't go on", "i can't go on like this anymore" -- not "can't go on the trip"
     Rule(INDIRECT, "high",
          r"\bi %(ADV)s(?:can't|couldn't) (?:go on|carry on|keep going)(?: like this)?(?: anymore| any ?more| "
@@ -281,7 +289,8 @@ _RULES: list[Rule] = [
          r"speak|see)\b"
          r"|\bby the time (?:you|anyone|someone|somebody|they) (?:read|reads|see|sees|find|finds|get|gets) this\b"
          r"|\byou'll never hear from me again\b",
-         ("goodbye", "good bye", "farewell", "end", "last", "time", "hear"), (_benign_farewell,)),
+         ("goodbye", "good bye", "farewell", "end for me", "last time", "by the time", "never hear"),
+         (_benign_farewell,)),
     # passive ideation: never waking up, never being born, disappearing for good
     Rule(INDIRECT, "high",
          r"\b(?:wish|hope|hoping|pray|praying) (?:that )?i (?:could |would |'d )?(?:just )?(?:go to sleep|"
@@ -291,7 +300,7 @@ _RULES: list[Rule] = [
          r"|\bwish i (?:didn't|did not) exist\b|\bwish i (?:could|would) (?:just )?(?:stop existing|cease to "
          r"exist|not exist|vanish forever|sleep forever)\b"
          r"|\b(?:want to|wish i could|just want to) (?:go to )?sleep forever\b",
-         ("wish", "hope", "hoping", "pray", "sleep"), ()),
+         ("wake", "born", "exist", "sleep forever", "vanish"), ()),
     Rule(INDIRECT, "high", r"\b(?:disappear|vanish)(?:ed)? (?:forever|for good|permanently|and never come back)\b",
          ("disappear", "vanish"), (negated, _not_mine)),
     # "no one would notice if i was gone"
@@ -392,7 +401,7 @@ _RULES: list[Rule] = [
          r"(?: really| very| so| actively| feeling| having)? sui?ci?dal\b"
          r"|\b(?:he's|she's|they're|he|she|they) (?:been )?(?:cutting|self[- ]?harming)"
          r"(?= again|\s*(?:[.!?,;]|$)| for | since | and)",
-         ("die", "dying", "sui", "suc", "end", "tak", "life", "cutting", "self"),
+         ("die", "dying", "sui", "suc", "life", "it all", "cutting", "self"),
          (impersonal, media, negated)),
     Rule(THIRD_PARTY, "critical",
          r"\b(?:he|she|they|%(REL)s) (?:just )?(?:(?:took|swallowed|downed|ate) (?:like |about |maybe )?"
@@ -401,13 +410,13 @@ _RULES: list[Rule] = [
          r"(?:[\w']+ )?%(DRUG)s)|overdosed|od'?d)\b",
          ("took", "swallowed", "downed", "ate", "overdos", "od"), (impersonal, media, negated)),
     Rule(THIRD_PARTY, "high",
-         r"\b(?:he|she|they|[\w']+ %(REL)s|%(REL)s)(?:'s| is| keeps| always| still| often)? (?:hits?|hitting|"
-         r"beats?|beating|kicks?|kicked|chok(?:es|ed|ing)|strangl(?:es|ed|ing)|abus(?:es|ed|ing)|rap(?:es|ed)|"
-         r"slaps?|slapped|punch(?:es|ed)) (?:him|her|them)\b(?! up\b| at | in (?:a|the)\b)"
+         r"\b(?:hits?|hitting|beats?|beating|kicks?|kicked|chok(?:es|ed|ing)|strangl(?:es|ed|ing)|"
+         r"abus(?:es|ed|ing)|rap(?:es|ed)|slaps?|slapped|punch(?:es|ed)) (?:him|her|them)\b"
+         r"(?! up\b| at | in (?:a|the)\b)"
          r"|\b(?:he|she|they|%(REL)s)(?:'s| is| are|'re| was| were| has been| have been) (?:being )?"
          r"(?:abused|raped|assaulted|molested|beaten)\b",
          ("hit", "beat", "kick", "chok", "strangl", "abus", "rap", "slap", "punch", "assault", "molest"),
-         (impersonal, media, negated, resolved)),
+         (impersonal, media, negated, resolved, _by_user)),
 ]
 # fmt: on
 

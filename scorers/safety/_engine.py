@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from schemas import Severity
 
 from .._base import Signal
+from ._lexicon import trie_pattern
 
 #: A guard sees the normalised text and the match span and returns True to reject the match.
 Guard = Callable[[str, int, int], bool]
@@ -71,7 +72,7 @@ class RuleSet:
         # is a prefix of it is present there too, so a reported stem activates all its prefixes' rules.
         # The stems are compiled as a trie ("kil(?:l)?|...") so each position costs a few character
         # tests instead of one test per stem.
-        self._prefilter = re.compile(r"\b(?=(" + _trie_pattern(stems) + "))")
+        self._prefilter = re.compile(r"\b(?=(" + trie_pattern(stems) + "))")
         self._activates: dict[str, tuple[int, ...]] = {
             s: tuple(i for i, r in enumerate(rules) if any(s.startswith(c) for c in r.cues)) for s in stems
         }
@@ -107,28 +108,6 @@ class RuleSet:
             if first_only and hits:
                 break
         return hits
-
-
-def _trie_pattern(words: Sequence[str]) -> str:
-    """A regex matching exactly ``words`` (longest first), factored by common prefixes."""
-    trie: dict[str, dict] = {}
-    for w in words:
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def emit(node: dict[str, dict]) -> str:
-        ends = "" in node
-        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        if ends:
-            return body + "?" if len(alts) == 1 and len(body) == 1 else "(?:" + body + ")?"
-        return body
-
-    return emit(trie)
 
 
 def _evidence(text: str, start: int, end: int) -> str:

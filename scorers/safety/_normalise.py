@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from ._lexicon import trie_pattern
+
 _TRANSLATE = str.maketrans(
     {
         "\u2019": "'",  # right single quotation mark (the usual "curly apostrophe")
@@ -77,9 +79,7 @@ _CANON: dict[str, str] = {
     "noone": "no one",
     "nobody": "no one",
 }
-_CANON_RX = re.compile(
-    r"(?<![\w'])(?:" + "|".join(re.escape(k) for k in sorted(_CANON, key=len, reverse=True)) + r")(?![\w'])"
-)
+_CANON_RX = re.compile(r"(?<![\w'])(?:" + trie_pattern(list(_CANON)) + r")(?![\w'])")
 
 
 def _canon(m: re.Match[str]) -> str:
