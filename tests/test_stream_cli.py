@@ -1,0 +1,81 @@
+"""The streaming commands as a user runs them: publish, tail, and the demo (which must leave nothing behind)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import orjson
+import pytest
+
+from streams.demo import bundled_samples
+from streams.io import load_conversations
+
+pytestmark = [pytest.mark.broker, pytest.mark.slow]
+
+
+def _attune(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "attune", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def test_publish_then_tail(broker) -> None:
+    convs, _ = load_conversations(bundled_samples())
+    n_turns = sum(len(c.turns) for c in convs)
+    pub = _attune("publish", str(bundled_samples()), "--broker", broker.url, "--profile", "tansu")
+    assert pub.returncode == 0, pub.stderr
+    assert f"published {n_turns} turn events of {len(convs)} conversations" in pub.stdout
+    tail = _attune(
+        "tail",
+        "turns",
+        "--broker",
+        broker.url,
+        "--json",
+        "--from-beginning",
+        "--max",
+        str(n_turns),
+        "--idle-timeout",
+        "10",
+    )
+    assert tail.returncode == 0, tail.stderr
+    lines = [orjson.loads(x) for x in tail.stdout.splitlines()]
+    assert len(lines) == n_turns
+    by_conv: dict[str, list[int]] = {}
+    for rec in lines:
+        by_conv.setdefault(rec["conversation_id"], []).append(rec["turn_index"])
+    # Keyed by conversation_id: one partition per conversation, so its turns stay in order.
+    assert all(idx == sorted(idx) for idx in by_conv.values())
+    assert {c.conversation_id for c in convs} == by_conv.keys()
+    pretty = _attune("tail", "turns", "--broker", broker.url, "--from-beginning", "--max", "3", "--idle-timeout", "10")
+    assert pretty.returncode == 0 and len(pretty.stdout.strip().splitlines()) >= 3
+
+
+def test_publish_rejects_invalid_lines(broker, tmp_path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"conversation_id": "x", "turns": []}\nnot json\n')
+    res = _attune("publish", str(bad), "--broker", broker.url, "--profile", "tansu")
+    assert res.returncode == 1
+    assert "turns" in res.stderr and "malformed JSON" in res.stderr
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_demo_runs_live_and_cleans_up() -> None:
+    res = _attune("demo", "--pace", "0.3", "--timeout", "90", timeout=150)
+    out = res.stdout
+    assert res.returncode == 0, out[-3000:] + res.stderr[-2000:]
+    assert "attune demo: summary" in out
+    assert "crisis_unanswered" in out and "crisis_disclosure" in out
+    assert out.count("conversation_score") >= len(load_conversations(bundled_samples())[0])
+    pids = [int(p) for p in re.findall(r"\(pid (\d+)\)|worker pid (\d+)", out) for p in p if p]
+    assert len(pids) == 2  # the broker and the worker it started
+    assert not [p for p in pids if _alive(p)], "demo left a process running"

@@ -1,0 +1,218 @@
+"""The stream's conversation logic without a broker: ordering, duplicates, timers, crash consistency, size."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import orjson
+import pytest
+from _stream_helpers import comparable, diff, expected_records, rid, synthetic
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schemas import Conversation, ConversationEnd, Message, decode_output, encode
+from schemas.topics import CONTROL, CONVERSATION_SCORES, DEAD_LETTER, SAFETY_ALERTS, TURNS
+from streams import ClosedConversation, DictStore, Inbound, Outbound, Timeouts, TurnProcessor
+from streams._core import CHUNK, control_record, ranges_add, ranges_contains, ranges_iter
+
+scorers = pytest.importorskip("scorers", reason="the cheap tier is not importable")
+
+
+def _items(events: list[tuple[bytes | None, bytes]]) -> list[Inbound]:
+    return [Inbound(TURNS.name, 0, i, k, v) for i, (k, v) in enumerate(events)]
+
+
+def _turn_events(conv: Conversation) -> list[tuple[bytes, bytes]]:
+    return [(conv.conversation_id.encode(), encode(t)) for t in conv.as_turns()]
+
+
+class Harness:
+    """A processor over a dict store, applying writes after each batch as the Faust runtime does."""
+
+    def __init__(self, timeouts: Timeouts | None = None, hooks=()) -> None:
+        self.store = DictStore()
+        self.proc = TurnProcessor(scorers.Evaluator(), self.store, timeouts, hooks)
+        self.outputs: list[Outbound] = []
+        self.writes = 0
+        self.offset = 0
+
+    def feed(self, events: list[tuple[bytes | None, bytes]], now: float = 1000.0, topic: str = TURNS.name) -> list:
+        items = [Inbound(topic, 0, self.offset + i, k, v) for i, (k, v) in enumerate(events)]
+        self.offset += len(items)
+        res = self.proc.process(items, now)
+        self.store.apply(res.writes)
+        self.proc.on_batch_applied(res)
+        self.outputs += res.outputs
+        self.writes += len(res.writes)
+        return res.outputs
+
+    def tick(self, now: float) -> None:
+        for cid, _p, action in self.proc.due(now):
+            self.feed([(cid.encode(), control_record(cid, action))], now, topic=CONTROL.name)
+
+    def records(self) -> dict[str, list]:
+        out: dict[str, list] = {}
+        for o in self.outputs:
+            rec = decode_output(o.value)
+            out.setdefault(rid(rec), []).append(rec)
+        return out
+
+
+def _assert_matches_batch(h: Harness, convs: list[Conversation], close_reason: str | None = None) -> None:
+    want = expected_records(convs)
+    got = h.records()
+    assert got.keys() == want.keys()
+    for k, recs in got.items():
+        assert len(recs) == 1, f"{k} emitted {len(recs)} times"
+        assert comparable(recs[0]) == comparable(want[k]), diff(recs[0], want[k])
+        if close_reason and recs[0].kind == "conversation_score":
+            assert recs[0].close_reason == close_reason
+
+
+def test_in_order_batches_match_the_batch_path() -> None:
+    convs = synthetic(9, 10)
+    h = Harness()
+    events = [e for c in convs for e in _turn_events(c)]
+    for i in range(0, len(events), 13):
+        h.feed(events[i : i + 13])
+    _assert_matches_batch(h, convs, "end_flag")
+    assert h.store.tables["turns"] == {}  # every buffer freed
+    assert all(m.get("closed") for m in h.store.tables["meta"].values())  # only tombstones remain
+
+
+def test_shuffled_and_duplicated_delivery_matches_the_batch_path() -> None:
+    rng = random.Random(7)
+    convs = synthetic(8, 12)
+    events = [e for c in convs for e in _turn_events(c)]
+    noisy = events + rng.sample(events, 40)
+    rng.shuffle(noisy)
+    h = Harness()
+    for i in range(0, len(noisy), 11):
+        h.feed(noisy[i : i + 11])
+    h.tick(1000.0 + 5.0)  # turns held behind a gap are flushed after the reorder window
+    _assert_matches_batch(h, convs)
+
+
+def test_crisis_alert_is_emitted_on_arrival_even_out_of_order() -> None:
+    conv = Conversation(
+        conversation_id="c-crisis",
+        turns=[
+            Message(role="user", text="I had a long day."),
+            Message(role="assistant", text="I'm sorry to hear that. What happened?"),
+            Message(role="user", text="I want to kill myself."),
+            Message(role="assistant", text="Have you tried going for a walk?"),
+        ],
+    )
+    ev = _turn_events(conv)
+    h = Harness()
+    out = h.feed([ev[2]])  # the crisis turn arrives first, before the turns it follows
+    kinds = [(decode_output(o.value).kind, decode_output(o.value).alert_type) for o in out]
+    assert kinds == [("safety_alert", "crisis_disclosure")]
+    assert out[0].topic == SAFETY_ALERTS.name
+    h.feed([ev[0], ev[1], ev[3]])
+    _assert_matches_batch(h, [conv])
+    assert any(r.kind == "safety_alert" and r.alert_type == "crisis_unanswered" for r, *_ in h.records().values())
+
+
+def test_inactivity_closes_end_event_closes_and_late_turns_are_ignored() -> None:
+    a, b = synthetic(2, 6, prefix="timer")
+    h = Harness(Timeouts(inactivity=30.0, reorder=1.0, tombstone_ttl=100.0))
+    a_turns = [t.model_copy(update={"end_of_conversation": False}) for t in a.as_turns()]
+    b_turns = [t.model_copy(update={"end_of_conversation": False}) for t in b.as_turns()]
+    h.feed([(a.conversation_id.encode(), encode(t)) for t in a_turns], now=1000.0)
+    h.feed([(b.conversation_id.encode(), encode(t)) for t in b_turns], now=1000.0)
+    h.feed([(b.conversation_id.encode(), encode(ConversationEnd(conversation_id=b.conversation_id)))], now=1001.0)
+    h.tick(1010.0)
+    assert {r[0].conversation_id for r in h.records().values() if r[0].kind == "conversation_score"} == {
+        b.conversation_id
+    }
+    h.tick(1031.0)
+    scores = {r[0].conversation_id: r[0] for r in h.records().values() if r[0].kind == "conversation_score"}
+    assert scores[a.conversation_id].close_reason == "inactivity"
+    assert scores[b.conversation_id].close_reason == "end_event"
+    _assert_matches_batch(h, [a, b])
+    n = len(h.outputs)
+    h.feed([(a.conversation_id.encode(), encode(a_turns[-1].model_copy(update={"turn_index": 50})))], now=1040.0)
+    assert len(h.outputs) == n  # the tombstone swallows a late turn instead of opening a new buffer
+    h.tick(1200.0)  # tombstone expiry frees the meta entry
+    assert h.store.tables["meta"] == {}
+
+
+def test_redelivery_after_a_crash_before_table_writes_repeats_identical_records() -> None:
+    convs = synthetic(4, 8, prefix="redeliver")
+    events = [e for c in convs for e in _turn_events(c)]
+    h = Harness()
+    h.feed(events[:10])
+    crashed = h.proc.process(_items(events[10:20]), 1000.0)  # outputs sent, then the worker died
+    fresh = TurnProcessor(scorers.Evaluator(), h.store)  # new worker, tables as recovered
+    again = fresh.process(_items(events[10:20]), 1000.0)
+    assert [(o.topic, rid(decode_output(o.value))) for o in again.outputs] == [
+        (o.topic, rid(decode_output(o.value))) for o in crashed.outputs
+    ]
+
+
+def test_invalid_inputs_become_dead_letters_with_reason_and_bytes() -> None:
+    h = Harness()
+    good = encode(synthetic(1, 2)[0].as_turns()[0])
+    out = h.feed([(b"x", b"{not json"), (b"someone-else", good), (None, good)])
+    assert [o.topic for o in out] == [DEAD_LETTER.name] * 3
+    reasons = [decode_output(o.value).reason for o in out]
+    assert "malformed JSON" in reasons[0]
+    assert "key must equal conversation_id" in reasons[1] and "key must equal" in reasons[2]
+    assert h.store.tables["meta"] == {}
+
+
+def test_close_hook_sees_the_ordered_conversation_and_its_score() -> None:
+    seen: list[ClosedConversation] = []
+
+    def hook(closed: ClosedConversation) -> list[Outbound]:
+        seen.append(closed)
+        job = orjson.dumps({"conversation_id": closed.conversation_id, "n": len(closed.messages)})
+        return [Outbound("attune.jobs.test", closed.conversation_id.encode(), job)]
+
+    conv = synthetic(1, 6, prefix="hook")[0]
+    h = Harness(hooks=[hook])
+    out = h.feed(_turn_events(conv))
+    assert len(seen) == 1 and [i for i, _ in seen[0].messages] == list(range(6))
+    assert seen[0].score.kind == "conversation_score" and seen[0].close_reason == "end_flag"
+    assert out[-1].topic == "attune.jobs.test"
+    assert any(o.topic == CONVERSATION_SCORES.name for o in out)
+
+
+def test_long_conversation_never_rewrites_the_whole_buffer() -> None:
+    n = 1000
+    conv = Conversation(
+        conversation_id="long",
+        turns=[
+            Message(role="user" if i % 2 == 0 else "assistant", text=f"message number {i} about my day")
+            for i in range(n)
+        ],
+    )
+    h = Harness()
+    biggest = 0
+    writes = 0
+    for ev in _turn_events(conv)[:-1]:  # live traffic: one turn per batch
+        res = h.proc.process(_items([ev]), 1000.0)
+        h.store.apply(res.writes)
+        h.proc.on_batch_applied(res)
+        writes += len(res.writes)
+        biggest = max(biggest, *(len(orjson.dumps(w.value)) for w in res.writes if w.value))
+    assert writes == 2 * (n - 1)  # its chunk and the small meta entry, per turn
+    assert biggest < 4_000  # bounded by one chunk, not by the conversation
+    assert len(h.store.tables["turns"]) == -(-n // CHUNK)
+    meta = h.store.tables["meta"]["long"]
+    assert meta["idx"] == [[0, n - 2]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.permutations(list(range(40))))
+def test_index_ranges_merge_to_the_same_set(order: list[int]) -> None:
+    ranges: list[list[int]] = []
+    for k, i in enumerate(order):
+        assert not ranges_contains(ranges, i)
+        ranges = ranges_add(ranges, i)
+        assert sorted(ranges_iter(ranges)) == sorted(order[: k + 1])
+        assert all(lo <= hi for lo, hi in ranges)
+        assert all(a[1] + 1 < b[0] for a, b in itertools.pairwise(ranges))
+    assert ranges == [[0, 39]]
