@@ -72,7 +72,7 @@ class RuleSet:
         # is a prefix of it is present there too, so a reported stem activates all its prefixes' rules.
         # The stems are compiled as a trie ("kil(?:l)?|...") so each position costs a few character
         # tests instead of one test per stem.
-        self._prefilter = re.compile(r"\b(?=(" + trie_pattern(stems) + "))")
+        self._prefilter = re.compile(r"\b(?=\w)(?=(" + trie_pattern(stems) + "))")
         self._activates: dict[str, tuple[int, ...]] = {
             s: tuple(i for i, r in enumerate(rules) if any(s.startswith(c) for c in r.cues)) for s in stems
         }
