@@ -3,18 +3,34 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from schemas import DEFAULT_LIMITS, Limits, dead_letter, encode
-from scorers import Evaluator, evaluate_conversation
+from schemas import (
+    DEFAULT_LIMITS,
+    Conversation,
+    ConversationScore,
+    Limits,
+    Message,
+    OutputRecord,
+    TurnJudgment,
+    dead_letter,
+    encode,
+)
+from scorers import Evaluator, evaluate_conversation, exchanges_of
 
 from ._formats import Item, read_items
 from .summary import Summary
+
+if TYPE_CHECKING:
+    from scorers.judges import JudgeTier
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Evaluate JSONL conversations, seed 002 sample folders/data.json, or seed 003 generations.jsonl. "
             "Writes kind-tagged records (turn_score, safety_alert, conversation_score, dead_letter) to --out. "
-            "Exit code 1 if any input was rejected (the rest is still evaluated)."
+            "With --judge/--judge-config the LLM-judge tier also runs (turn_judgment records, the LLM "
+            "checklist, judge_unsafe alerts), concurrently. Exit code 1 if any input was rejected (the rest is "
+            "still evaluated); 3 if any judge call ended as ERROR (its cause is in the record)."
         ),
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="file(s) or seed 002 folder(s)")
@@ -33,6 +51,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no summary")
     p.add_argument("--max-text-chars", type=int, default=DEFAULT_LIMITS.max_text_chars)
     p.add_argument("--max-turns", type=int, default=DEFAULT_LIMITS.max_turns_per_conversation)
+    j = p.add_argument_group("LLM judges (optional; keys from the environment only)")
+    j.add_argument(
+        "--judge",
+        metavar="PROVIDER:MODEL",
+        help="route every judge metric to this model, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5, "
+        "ollama:llama3.1 (any name from the config's [providers])",
+    )
+    j.add_argument("--judge-config", metavar="TOML", help="routing/limits/prices file (see judges.example.toml)")
+    j.add_argument(
+        "--judge-metrics",
+        metavar="LIST",
+        help="comma-separated turn metrics (default: the config's turn_metrics); 'none' for the checklist only",
+    )
+    j.add_argument("--judge-parallel", type=int, default=16, help="conversations judged at once (default 16)")
     p.set_defaults(func=run)
 
 
@@ -66,6 +98,70 @@ def evaluate_items(items: Iterable[Item], out, summary: Summary, err: Console, e
     return rejected
 
 
+async def judge_items(
+    items: Iterable[Item],
+    out,
+    summary: Summary,
+    err: Console,
+    evaluator: Evaluator,
+    tier: JudgeTier,
+    metrics: list[str] | None,
+    parallel: int,
+    advance: Callable[[], None] = lambda: None,
+) -> tuple[int, int]:
+    """Cheap tier + LLM judges per conversation, ``parallel`` conversations in flight; records are written
+    as each conversation completes. Returns (rejected inputs, judge errors)."""
+    from scorers.judges import judge_alerts
+
+    rejected = judge_errors = 0
+    sem = asyncio.Semaphore(max(1, parallel))
+
+    async def one(conv: Conversation) -> list[OutputRecord]:
+        async with sem:
+            records: list[OutputRecord] = list(evaluate_conversation(conv, evaluator))
+            turn_jobs = [tier.judge_turn(ex, metrics) for ex in exchanges_of(conv)] if metrics != [] else []
+            turns = [t for ts in await asyncio.gather(*turn_jobs) for t in ts]
+            indexed = [(t.turn_index, Message(role=t.role, text=t.text)) for t in conv.as_turns()]
+            checklist = await tier.judge_conversation(conv.conversation_id, indexed, conv.context)
+            judged: list[OutputRecord] = [*turns, checklist]
+            return [*records, *judged, *judge_alerts(judged)]
+
+    pending: set[asyncio.Task[list[OutputRecord]]] = set()
+
+    def write(recs: list[OutputRecord]) -> None:
+        nonlocal judge_errors
+        for rec in recs:
+            out.write(encode(rec) + b"\n")
+            summary.add(rec)
+            if isinstance(rec, TurnJudgment) and rec.status == "error":
+                judge_errors += 1
+            elif isinstance(rec, ConversationScore) and rec.tier == "llm":
+                judge_errors += sum(a.answer == "ERROR" for a in rec.answers.values())
+        advance()
+
+    async def drain(block_until: int) -> None:
+        nonlocal pending
+        while len(pending) > block_until:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                write(task.result())
+
+    for item in items:
+        if item.error is not None:
+            rejected += 1
+            err.print(f"[red]rejected[/red] {item.describe_error()}", highlight=False)
+            rec = dead_letter(item.raw, item.error, source=item.source, offset=item.line)
+            out.write(encode(rec) + b"\n")
+            summary.add(rec)
+            advance()
+            continue
+        assert item.conversation is not None
+        pending.add(asyncio.create_task(one(item.conversation)))
+        await drain(2 * parallel)  # bounded read-ahead: memory stays flat on large inputs
+    await drain(0)
+    return rejected, judge_errors
+
+
 def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True)
     limits = Limits(max_text_chars=args.max_text_chars, max_turns_per_conversation=args.max_turns)
@@ -82,29 +178,40 @@ def run(args: argparse.Namespace) -> int:
         for p in args.inputs:
             yield from read_items(p, limits)
 
+    judging = bool(args.judge or args.judge_config)
+    metrics: list[str] | None = None
+    if args.judge_metrics:
+        metrics = [] if args.judge_metrics == "none" else [m.strip() for m in args.judge_metrics.split(",")]
     show_progress = err.is_terminal and not args.no_progress
+    judge_errors = 0
     try:
-        with out_path.open("wb") as out:
-            if show_progress:
-                with Progress(
-                    TextColumn("evaluating"),
-                    BarColumn(),
-                    MofNCompleteColumn(),
-                    TimeElapsedColumn(),
-                    console=err,
-                    transient=True,
-                ) as progress:
-                    task = progress.add_task("evaluate", total=_count(args.inputs))
+        with out_path.open("wb") as out, _progress(err, show_progress, _count(args.inputs)) as advance:
+            if judging:
+                from scorers.judges import JudgeTier
 
-                    def tracked() -> Iterable[Item]:
-                        for it in all_items():
-                            yield it
-                            progress.advance(task)
+                tier = JudgeTier.from_config(args.judge_config, override=args.judge)
 
-                    rejected = evaluate_items(tracked(), out, summary, err, evaluator)
+                async def go() -> tuple[int, int]:
+                    try:
+                        return await judge_items(
+                            all_items(), out, summary, err, evaluator, tier, metrics, args.judge_parallel, advance
+                        )
+                    finally:
+                        await tier.close()
+
+                rejected, judge_errors = asyncio.run(go())
             else:
-                rejected = evaluate_items(all_items(), out, summary, err, evaluator)
+
+                def tracked() -> Iterable[Item]:
+                    for it in all_items():
+                        yield it
+                        advance()
+
+                rejected = evaluate_items(tracked(), out, summary, err, evaluator)
     except FileNotFoundError as e:
+        err.print(f"[red]error:[/red] {e}")
+        return 2
+    except ValueError as e:  # judge config errors (unknown provider/metric, key in a file...)
         err.print(f"[red]error:[/red] {e}")
         return 2
     if not args.quiet:
@@ -113,4 +220,20 @@ def run(args: argparse.Namespace) -> int:
     if rejected:
         err.print(f"[red]{rejected} input(s) rejected[/red] (dead_letter records in {out_path})")
         return 1
+    if judge_errors:
+        err.print(f"[red]{judge_errors} judge answer(s) ended as ERROR[/red] (cause in each record; scored 0)")
+        return 3
     return 0
+
+
+@contextmanager
+def _progress(err: Console, show: bool, total: int | None) -> Iterator[Callable[[], None]]:
+    """A transient progress bar on a terminal; a no-op elsewhere (CI logs stay clean)."""
+    if not show:
+        yield lambda: None
+        return
+    with Progress(
+        TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True
+    ) as progress:
+        task = progress.add_task("evaluate", total=total)
+        yield lambda: progress.advance(task)

@@ -11,6 +11,7 @@ from ._evaluator import (
     UserTurnResult,
     evaluate_conversation,
     exchange_for,
+    exchanges_of,
 )
 
 __all__ = [
@@ -21,4 +22,5 @@ __all__ = [
     "UserTurnResult",
     "evaluate_conversation",
     "exchange_for",
+    "exchanges_of",
 ]

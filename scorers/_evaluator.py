@@ -194,6 +194,16 @@ def exchange_for(
     )
 
 
+def exchanges_of(conv: Conversation) -> list[Exchange]:
+    """Every assistant reply of a whole conversation as the Exchange the scorers (and judges) take."""
+    indexed = [(t.turn_index, Message(role=t.role, text=t.text, turn_index=t.turn_index)) for t in conv.as_turns()]
+    return [
+        exchange_for(conv.conversation_id, idx, m.text, indexed, conv.context)
+        for idx, m in indexed
+        if m.role == "assistant"
+    ]
+
+
 def evaluate_conversation(
     conv: Conversation, evaluator: Evaluator | None = None, close_reason: CloseReason = "batch"
 ) -> list[OutputRecord]:
