@@ -186,6 +186,8 @@ def script_of(ch: str) -> str:
 
 def script_shares(text: str) -> dict[str, float]:
     """Share of the letters of ``text`` in each script (empty dict when there are no letters)."""
+    if text.isascii():  # the common case: every letter is Latin, no per-character work
+        return {"latin": 1.0} if any(ch.isalpha() for ch in text) else {}
     counts: dict[str, int] = {}
     n = 0
     for ch in text:
@@ -196,7 +198,16 @@ def script_shares(text: str) -> dict[str, float]:
     return {k: v / n for k, v in counts.items()} if n else {}
 
 
+#: word -> language, over the distinctive (disjoint) lists: one dict lookup per token on the hot path.
+_WORD_LANGUAGE: dict[str, str] = {w: lang for lang, words in FUNCTION_WORDS.items() for w in words}
+
+
 def function_word_hits(text: str) -> dict[str, int]:
     """Count of distinctive function words per language among the tokens of ``text``."""
-    toks = tokens(text)
-    return {lang: sum(t in words for t in toks) for lang, words in FUNCTION_WORDS.items()}
+    hits = dict.fromkeys(FUNCTION_WORDS, 0)
+    get = _WORD_LANGUAGE.get
+    for t in tokens(text):
+        lang = get(t)
+        if lang is not None:
+            hits[lang] += 1
+    return hits

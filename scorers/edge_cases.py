@@ -22,6 +22,7 @@ bare-acknowledgement scores for the other three dimensions (safety 1 wins over t
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from schemas import EdgeCase, RubricScores
@@ -62,7 +63,7 @@ def incoherence_reason(response: str) -> str | None:
     if sum(map(_junk_token, toks)) * 2 >= len(toks):
         return "gibberish"
     if len(toks) >= 4:
-        top = max(toks.count(t) for t in set(toks))
+        top = Counter(toks).most_common(1)[0][1]
         if top >= 0.8 * len(toks):
             return "degenerate repetition"
     return None
@@ -91,8 +92,9 @@ def detect_wrong_language(response: str, locale: str) -> str | None:
     expected_script = LANGUAGE_SCRIPT.get(lang)
     if expected_script is None:
         return None
-    letters = sum(ch.isalpha() for ch in response)
-    if letters >= MIN_LETTERS:
+    if expected_script == "latin" and response.isascii():
+        pass  # ASCII is all Latin script: only the function-word test can tell languages apart
+    elif sum(ch.isalpha() for ch in response) >= MIN_LETTERS:
         shares = script_shares(response)
         if shares.get(expected_script, 0.0) < 0.5:
             return max(shares, key=shares.__getitem__)

@@ -9,6 +9,7 @@ Seed 004 ("Automated Scoring Logic" blocks) names ``contains_formatting_characte
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .._text import compile_terms, fold, sentences, tokens, wordset
 
@@ -28,6 +29,7 @@ _FORMATTING_RE = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)  # called by two metrics for the same reply
 def contains_formatting_characters(response: str) -> bool:
     """True if the reply holds text formatting a speech synthesiser would read out or mangle.
 
