@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from scorers.redact import is_loopback_url
+
 #: Route of the relevance metric when it runs on the local ONNX MiniLM (no API call).
 LOCAL_EMBEDDINGS = "local:all-MiniLM-L6-v2-int8"
 
@@ -65,6 +67,18 @@ class CacheConfig(_Model):
     enabled: bool = True
     max_entries: int = Field(default=50_000, ge=1)
     path: str | None = Field(default=None, description="SQLite file; None keeps the cache in memory only.")
+
+
+class RedactionConfig(_Model):
+    """PII redaction before a prompt leaves the machine (see docs/data-protection.md).
+
+    ``auto``: redact for every provider except an ``openai_compatible`` one whose ``base_url`` is
+    loopback (a model on this host); ``on``: redact for every provider; ``off``: never (only for
+    judges that run where the data may go). ``providers`` forces one provider on (true) or off (false).
+    """
+
+    mode: Literal["auto", "on", "off"] = "auto"
+    providers: dict[str, bool] = Field(default_factory=dict)
 
 
 DEFAULT_PROVIDERS: dict[str, ProviderConfig] = {
@@ -121,6 +135,7 @@ class JudgeConfig(_Model):
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
     breaker: BreakerConfig = Field(default_factory=BreakerConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
+    redaction: RedactionConfig = Field(default_factory=RedactionConfig)
 
     @model_validator(mode="after")
     def _routes_resolve(self) -> JudgeConfig:
@@ -131,6 +146,13 @@ class JudgeConfig(_Model):
                 raise ValueError(f"judge route {spec!r} must look like provider:model")
             if provider != "local" and provider not in self.providers:
                 raise ValueError(f"judge route {spec!r}: unknown provider {provider!r} (define [providers.{provider}])")
+        return self
+
+    @model_validator(mode="after")
+    def _redaction_providers_exist(self) -> JudgeConfig:
+        unknown = sorted(set(self.redaction.providers) - set(self.providers))
+        if unknown:
+            raise ValueError(f"[redaction.providers] names unknown providers {unknown}")
         return self
 
     def route(self, metric: str) -> str:
@@ -146,6 +168,19 @@ class JudgeConfig(_Model):
 
     def price(self, judge: str) -> Price | None:
         return self.prices.get(judge)
+
+    def redacts(self, provider: str) -> bool:
+        """Whether text for ``provider`` is redacted first. Vendor APIs (openai, anthropic kinds) count
+        as external even at a loopback URL: that is usually a proxy forwarding to the vendor."""
+        forced = self.redaction.providers.get(provider)
+        if forced is not None:
+            return forced
+        if self.redaction.mode != "auto":
+            return self.redaction.mode == "on"
+        pc = self.providers.get(provider)
+        if pc is None:
+            return provider != "local"
+        return not (pc.kind == "openai_compatible" and is_loopback_url(pc.base_url))
 
 
 def load_config(path: str | Path | None = None, *, override: str | None = None) -> JudgeConfig:

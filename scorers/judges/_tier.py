@@ -28,6 +28,7 @@ from schemas import (
 )
 from scorers._base import Exchange
 from scorers.checklist import CRITERIA_SPEC, score_checklist
+from scorers.redact import redact_exchange, redact_messages
 
 from ._cache import ResultCache
 from ._config import LOCAL_EMBEDDINGS, JudgeConfig, load_config
@@ -113,13 +114,15 @@ class JudgeTier:
         unknown = [m for m in names if m not in ALL_TURN_METRICS]
         if unknown:
             raise ValueError(f"unknown turn metrics {unknown}; known: {', '.join(ALL_TURN_METRICS)}")
-        jobs = [self._one_turn_metric(exchange, n) for n in names]
+        redact = any(self._redacts(self.config.route(n)) for n in names)
+        shown = redact_exchange(exchange) if redact else exchange  # once for all metrics: one numbering
+        jobs = [self._one_turn_metric(exchange, shown, n) for n in names]
         results = await asyncio.gather(*jobs)
         return [r for r in results if r is not None]
 
-    async def _one_turn_metric(self, ex: Exchange, name: str) -> TurnJudgment | None:
+    async def _one_turn_metric(self, ex: Exchange, shown: Exchange, name: str) -> TurnJudgment | None:
         if name == "relevance":
-            return await self._relevance(ex)
+            return await self._relevance(ex, shown)
         metric = TURN_METRICS[name]
         if not metric.applies(ex):
             return None
@@ -128,7 +131,8 @@ class JudgeTier:
             scores, details, reasoning = metric.finalize(fixed, ex)
             return self._turn_record(ex, name, metric.rubric, _RULE_JUDGE, "ok", scores, details, reasoning)
         judge = self.config.route(name)
-        prompt = metric.prompt(ex)
+        # The prompt, its hash and so the cache key come from the redacted exchange, never the raw text.
+        prompt = metric.prompt(shown if self._redacts(judge) else ex)
         out: Outcome[Any] = await self.engine.run(judge, metric.rubric.tag, prompt, metric.parse)
         if not out.ok:
             return self._turn_record(
@@ -148,10 +152,12 @@ class JudgeTier:
             usage=out.usage,
         )
 
-    async def _relevance(self, ex: Exchange) -> TurnJudgment:
+    async def _relevance(self, ex: Exchange, shown: Exchange) -> TurnJudgment:
         judge = self.config.route("relevance")
         provider, _, model = judge.partition(":")
         texts = [ex.user_text, ex.response]
+        if provider != "local" and self._redacts(judge):
+            texts = [shown.user_text, shown.response]
         try:
             async with asyncio.timeout(self.config.deadline_s):
                 if judge == LOCAL_EMBEDDINGS or provider == "local":
@@ -175,6 +181,11 @@ class JudgeTier:
         return self._turn_record(
             ex, "relevance", RELEVANCE_RUBRIC, judge, "ok", None, {"relevance_score": score}, "", usage=usage
         )
+
+    def _redacts(self, judge: str) -> bool:
+        """Whether text for ``judge`` (provider:model) is redacted first (``[redaction]`` config)."""
+        provider = judge.partition(":")[0]
+        return provider != "local" and self.config.redacts(provider)
 
     @staticmethod
     def _turn_record(
@@ -229,9 +240,10 @@ class JudgeTier:
         usage = Usage()
         answers: dict[str, CriterionResult] = {}
         hashes: list[str] = []
+        shown = redact_messages(ordered, context) if self._redacts(judge) else ordered
         if use_batch:
             out = await self.engine.run(
-                judge, JUDGE_RUBRIC.tag, batched_prompt(ordered), lambda t: parse_json(BatchedChecklistJudgment, t)
+                judge, JUDGE_RUBRIC.tag, batched_prompt(shown), lambda t: parse_json(BatchedChecklistJudgment, t)
             )
             _add(usage, out.usage)
             hashes.append(out.prompt_hash)
@@ -242,7 +254,7 @@ class JudgeTier:
                 else:
                     answers[c.id] = CriterionResult(answer="ERROR", error=out.error)
         else:
-            view = conversation_view(ordered)
+            view = conversation_view(shown)
             outs = await asyncio.gather(
                 *(
                     self.engine.run(
