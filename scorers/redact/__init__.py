@@ -16,6 +16,7 @@ See docs/data-protection.md.
 from ._policy import is_loopback_url
 from ._redactor import (
     DEFAULT,
+    HISTORY_WINDOW,
     KINDS,
     Kind,
     Redactor,
@@ -30,6 +31,7 @@ from ._redactor import (
 
 __all__ = [
     "DEFAULT",
+    "HISTORY_WINDOW",
     "KINDS",
     "Kind",
     "Redactor",

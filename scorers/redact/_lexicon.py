@@ -63,6 +63,9 @@ _COMMON = """
     emergency hospital gp er 988 911 999 112 111 beyond blue text line services support
     english american british french spanish german indian chinese muslim christian jewish catholic
     covid adhd ocd ptsd bpd
+    afraid suicidal gonna wanna gotta goodbye bye hits hit beats beat took takes pushed pushes kicks kicked
+    slapped punched choked chokes threatened threatens abused abuses raped hurts scares scared touches touched
+    doesn don won isn didn wasn aren weren shouldn wouldn couldn hasn haven
     """
 COMMON_WORDS: frozenset[str] = frozenset(_COMMON.split())
 

@@ -44,7 +44,7 @@ IPV6 = re.compile(
     r"[0-9A-Fa-f]{0,4})(?![\w:])"
 )
 PHONE = re.compile(
-    r"(?<![\w+/.-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{2,8}(?:[ .-]\d{2,8}){0,4}(?![\w/]|[.-]\d)"
+    r"(?<![\w+/.-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{1,15}(?:[ .-]\d{2,8}){0,5}(?![\w/]|[.-]\d)"
 )
 #: Words right before a long number that make it a reference, not a phone.
 NOT_PHONE_BEFORE = re.compile(
@@ -81,7 +81,7 @@ POSTCODE_CONTEXT = re.compile(
 STATE_ZIP = re.compile(rf"\b(?:{_STATES}),?\s+(?P<v>{_ZIP})\b")
 
 # -- names ------------------------------------------------------------------------------------------------
-_TOKEN_CAP = r"[A-ZÀ-Þ][a-zß-ÿ]+(?:['’-][A-ZÀ-Þa-zß-ÿ][a-zß-ÿ]+)?"
+_TOKEN_CAP = r"(?:[A-Z]['’])?[A-ZÀ-Þ][a-zß-ÿ]+(?:['’-][A-ZÀ-Þa-zß-ÿ][a-zß-ÿ]+)?"
 _TOKEN_ANY = r"[A-Za-zÀ-ÿ][a-zß-ÿ]+(?:['’-][A-Za-zÀ-ÿ][a-zß-ÿ]+)?"
 _SECOND = rf"(?:\s+(?P<second>{_TOKEN_CAP}))?"
 _AND = rf"(?:,?\s+and\s+(?P<third>{_TOKEN_CAP}))?"

@@ -66,7 +66,10 @@ class Scope:
         for text in texts:
             if not text or not P.NAME_HINT.search(text):
                 continue
-            for pat in P.NAME_TRIGGERS:
+            title_cased = _title_cased(text)
+            for i, pat in enumerate(P.NAME_TRIGGERS):
+                if title_cased and i not in (0, 2):
+                    continue  # capitals carry no signal in Title Cased Text: only "my name is" and "Dr X"
                 for m in pat.finditer(text):
                     first = m.group("first")
                     if not _namelike(first):
@@ -74,13 +77,15 @@ class Scope:
                     group = m.groupdict()
                     second = group.get("second")
                     parts = [first] + ([second] if second and _namelike(second) else [])
-                    self.add_name(" ".join(parts))
+                    self.add_name(" ".join(parts), any_case=i == 0)  # trigger 0: "my name is"
                     third = group.get("third")
                     if third and _namelike(third):
                         self.add_name(third)
 
-    def add_name(self, name: str) -> None:
-        """Register a known name (e.g. ``memory.name``): the full form and each of its tokens."""
+    def add_name(self, name: str, *, any_case: bool = False) -> None:
+        """Register a known name: the full form and each of its tokens, as written and Capitalised, and
+        also lower-cased when ``any_case`` (a sure name: ``memory.name``, "my name is"), because voice
+        transcripts often come without capitals."""
         name = " ".join(name.split())
         if not name or "NAME" not in self._r.kinds:
             return
@@ -94,6 +99,8 @@ class Scope:
                 continue
             self._forms[f.lower()] = entity
             self._names.update({f, " ".join(t[:1].upper() + t[1:] for t in f.split())})
+            if any_case:
+                self._names.add(f.lower())
             self._name_re = None
 
     def _names_pattern(self) -> re.Pattern[str] | None:
@@ -112,12 +119,14 @@ class Scope:
         return hit
 
     # -- the pass ------------------------------------------------------------------------------------
-    def text(self, text: str) -> str:
-        """``text`` with every detected span replaced; names are learned from ``text`` itself too."""
+    def text(self, text: str, *, learn: bool = True) -> str:
+        """``text`` with every detected span replaced; names are learned from ``text`` itself too unless
+        ``learn`` is False (the caller already passed it to :meth:`learn`)."""
         if not text:
             return text
         kinds = self._r.kinds
-        self.learn(text)
+        if learn:
+            self.learn(text)
         digits = P.ANY_DIGIT.search(text) is not None
         if "URL" in kinds and ("://" in text or "www." in text.lower()):
             text = P.URL.sub(self._url, text)
@@ -150,7 +159,7 @@ class Scope:
                 text = P.PHONE.sub(self._phone, text)
         names = self._names_pattern()
         if names is not None:
-            text = names.sub(lambda m: self._ph("NAME", str(self._forms[m.group().lower()])), text)
+            text = names.sub(self._name, text)
         return text
 
     def value(self, obj: Any) -> Any:
@@ -164,6 +173,12 @@ class Scope:
         return obj
 
     # -- callbacks -----------------------------------------------------------------------------------
+    def _name(self, m: re.Match[str]) -> str:
+        """Names are numbered by the order they were learned (trigger order over the whole conversation),
+        so a person keeps one number across every window of the conversation a judge is shown."""
+        self.counts["NAME"] = self.counts.get("NAME", 0) + 1
+        return f"[NAME_{self._forms[m.group().lower()]}]"
+
     def _group(self, m: re.Match[str], kind: str, key: str) -> str:
         """Replace only the ``v`` group, keeping the context words ("born on [DOB_1]")."""
         start, end = m.span("v")
@@ -251,7 +266,7 @@ class Redactor:
         """One text on its own (its own numbering). Use a scope for several texts of a conversation."""
         s = self.scope()
         for n in names:
-            s.add_name(n)
+            s.add_name(n, any_case=True)
         return s.text(text)
 
 
@@ -277,16 +292,23 @@ def _redacted_context(scope: Scope, context: TurnContext) -> TurnContext:
     return context.model_copy(update={"memory": scope.value(context.memory)})
 
 
-def redact_exchange(ex: Exchange, redactor: Redactor = DEFAULT) -> Exchange:
-    """The exchange a judge may see: history, user message, reply and memory values redacted in one
-    scope (the whole history, so numbering matches the conversation's other prompts)."""
+#: Earlier messages an exchange keeps once redacted (judge prompts show at most the last 6).
+HISTORY_WINDOW = 32
+
+
+def redact_exchange(ex: Exchange, redactor: Redactor = DEFAULT, *, window: int | None = HISTORY_WINDOW) -> Exchange:
+    """The exchange a judge may see: the last ``window`` history messages (None: all), user message,
+    reply and memory values, redacted in one scope. Names are learned from the whole history first, so
+    "my sister Anna" forty turns ago still hides a bare "Anna" now; older messages are then dropped
+    rather than carried raw, which bounds the cost per judged turn."""
     scope = redactor.scope()
     for n in memory_names(ex.context):
-        scope.add_name(n)
+        scope.add_name(n, any_case=True)
     scope.learn(*(m.text for m in ex.history), ex.user_text, ex.response)
-    history = tuple(m.model_copy(update={"text": scope.text(m.text)}) for m in ex.history)
-    user_text = scope.text(ex.user_text)
-    response = scope.text(ex.response)
+    shown = ex.history[-window:] if window is not None and window > 0 else ex.history
+    history = tuple(m.model_copy(update={"text": scope.text(m.text, learn=False)}) for m in shown)
+    user_text = scope.text(ex.user_text, learn=False)
+    response = scope.text(ex.response, learn=False)
     context = _redacted_context(scope, ex.context)
     return replace(ex, user_text=user_text, response=response, history=history, context=context)
 
@@ -297,16 +319,16 @@ def redact_messages(
     """A whole conversation redacted in one scope (``context`` supplies ``memory.name``)."""
     scope = redactor.scope()
     for n in memory_names(context):
-        scope.add_name(n)
+        scope.add_name(n, any_case=True)
     scope.learn(*(m.text for m in messages))
-    return [m.model_copy(update={"text": scope.text(m.text)}) for m in messages]
+    return [m.model_copy(update={"text": scope.text(m.text, learn=False)}) for m in messages]
 
 
 def redact_texts(texts: Sequence[str], redactor: Redactor = DEFAULT) -> list[str]:
     """Several texts of one conversation (e.g. an embeddings request) in one scope."""
     scope = redactor.scope()
     scope.learn(*texts)
-    return [scope.text(t) for t in texts]
+    return [scope.text(t, learn=False) for t in texts]
 
 
 def is_placeholder(text: str) -> bool:
@@ -322,4 +344,16 @@ def _norm(s: str) -> str:
 
 
 def _namelike(token: str) -> bool:
-    return len(token) >= 2 and token.lower() not in COMMON_WORDS and not token.isupper()
+    low = token.lower()
+    if len(token) < 2 or low in COMMON_WORDS or token.isupper():
+        return False
+    return not (len(low) > 4 and low.endswith(("ed", "ing")))  # "my boyfriend Choked", "I'm Struggling"
+
+
+_WORD = re.compile(r"[^\W\d_][\w'’]*")
+
+
+def _title_cased(text: str) -> bool:
+    """Most words capitalised (a headline, some transcripts): capitals then say nothing about names."""
+    words = [w for w in _WORD.findall(text) if len(w) > 1]
+    return len(words) >= 4 and sum(w[0].isupper() for w in words) > 0.6 * len(words)
