@@ -235,8 +235,8 @@ class Scope:
         n = len(digits)
         intl = raw.startswith(("+", "("))
         short_us = re.fullmatch(r"\d{3}[-.]\d{4}", raw) is not None
-        if not (10 <= n <= 15 or (intl and 8 <= n <= 15) or short_us):
-            return raw
+        if not (10 <= n <= 15 or (intl and 8 <= n <= 15) or short_us) or len(set(digits)) == 1:
+            return raw  # wrong length, or "000000000000" (a placeholder, never a number in use)
         if P.NOT_PHONE_BEFORE.search(m.string[max(0, m.start() - 24) : m.start()]):
             return raw
         if P.is_public_number(raw, digits):
