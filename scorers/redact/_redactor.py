@@ -355,5 +355,5 @@ _WORD = re.compile(r"[^\W\d_][\w'’]*")
 
 def _title_cased(text: str) -> bool:
     """Most words capitalised (a headline, some transcripts): capitals then say nothing about names."""
-    words = [w for w in _WORD.findall(text) if len(w) > 1]
+    words = [w for w in _WORD.findall(text) if len(w) > 1 and w[:2] not in ("I'", "I’")]  # "I'm" is always upper
     return len(words) >= 4 and sum(w[0].isupper() for w in words) > 0.6 * len(words)
