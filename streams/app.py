@@ -18,11 +18,13 @@ from typing import Any
 
 import faust
 import orjson
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from faust.serializers import codecs
 
 from schemas.topics import CONTROL, TURNS
 
-from ._core import BatchResult, CloseHook, Inbound, Stats, TableName, TurnProcessor, Write, control_record
+from ._core import BatchResult, CloseHook, Inbound, TableName, TurnProcessor, Write, control_record
+from ._faust_patches import highwaters_from_fetch, limit_fetch_wait
 from .broker import bootstrap_of, create_topics
 from .settings import META_TABLE, TURN_TABLE, StreamSettings
 
@@ -90,13 +92,94 @@ class Runtime:
         self.settings = settings
         self._requested: dict[str, float] = {}
         self._last_report = time.monotonic()
-        self._reported = Stats()
+        self._next_offset: dict[int, int] = {}
+        self._baseline: asyncio.Future[None] | None = None
+        self.repaired = 0
+
+    # -- the consumed-offset audit ------------------------------------------------------------------
+    def on_assigned(self, assigned: Any) -> None:
+        """Record where each turns partition starts, before anything of this assignment is processed."""
+        tps = [tp for tp in assigned if tp.topic == TURNS.name]
+        self._next_offset = {}
+        self._baseline = asyncio.ensure_future(self._committed(tps))
+
+    async def _committed(self, tps: list[Any]) -> None:
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap_of(self.settings.broker),
+            group_id=self.settings.app_id,
+            enable_auto_commit=False,
+        )
+        await consumer.start()
+        try:
+            for tp in tps:
+                offset = await consumer.committed(TopicPartition(tp.topic, tp.partition))
+                self._next_offset[tp.partition] = offset if offset is not None else 0
+        finally:
+            await consumer.stop()
+
+    async def _audit(self, items: list[Inbound]) -> list[Inbound]:
+        """Re-read turns the Faust consumer skipped, so no turn is lost to a consumer-side race.
+
+        The turns topic is append-only (never compacted), so a partition's offsets are contiguous: a
+        consumed offset beyond the next expected one means Faust dropped the messages in between (seen
+        right after a restart: its read offset races the seek to the committed offsets, and a message
+        counted as read is never delivered). They are fetched back from the broker and processed first,
+        in order; anything seen twice is a duplicate the processor ignores.
+        """
+        if self._baseline is not None:
+            await self._baseline
+            self._baseline = None
+        out: list[Inbound] = []
+        for item in items:
+            if item.topic == TURNS.name:
+                expected = self._next_offset.get(item.partition)
+                if expected is not None and item.offset > expected:
+                    missed = await self._fetch(item.partition, expected, item.offset)
+                    log.warning(
+                        "consumer skipped offsets %d-%d of %s[%d]; re-read %d message(s)",
+                        expected,
+                        item.offset - 1,
+                        TURNS.name,
+                        item.partition,
+                        len(missed),
+                    )
+                    self.repaired += len(missed)
+                    out += missed
+                self._next_offset[item.partition] = max(item.offset + 1, expected or 0)
+            out.append(item)
+        return out
+
+    async def _fetch(self, partition: int, start: int, end: int) -> list[Inbound]:
+        """Turns-topic messages with offsets in [start, end) of one partition, read directly."""
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap_of(self.settings.broker), enable_auto_commit=False, fetch_max_wait_ms=10
+        )
+        await consumer.start()
+        try:
+            tp = TopicPartition(TURNS.name, partition)
+            consumer.assign([tp])
+            consumer.seek(tp, start)
+            found: list[Inbound] = []
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                batch = await consumer.getmany(tp, timeout_ms=200)
+                found += [
+                    Inbound(TURNS.name, partition, m.offset, m.key, m.value)
+                    for m in batch.get(tp, [])
+                    if start <= m.offset < end
+                ]
+                if await consumer.position(tp) >= end:
+                    return found
+            raise TimeoutError(f"could not re-read {TURNS.name}[{partition}] offsets {start}-{end - 1}")
+        finally:
+            await consumer.stop()
 
     async def handle(self, events: Sequence[faust.EventT]) -> BatchResult:
         items = [
             Inbound(e.message.topic, e.message.partition, e.message.offset, e.message.key, e.message.value)
             for e in events
         ]
+        items = await self._audit(items)
         res = self.processor.process(items, time.time())
         try:
             await self._deliver(res)
@@ -116,7 +199,8 @@ class Runtime:
     async def handle_naive(self, event: faust.EventT) -> None:
         """One event at a time, each output awaited on its own: the baseline the benchmark compares to."""
         m = event.message
-        res = self.processor.process([Inbound(m.topic, m.partition, m.offset, m.key, m.value)], time.time())
+        items = await self._audit([Inbound(m.topic, m.partition, m.offset, m.key, m.value)])
+        res = self.processor.process(items, time.time())
         for o in res.outputs:
             await (await self.app.producer.send(o.topic, o.key, o.value, o.partition, None, None))
         self.store.apply(res.writes)
@@ -137,7 +221,7 @@ class Runtime:
             self._last_report = time.monotonic()
             s = self.processor.stats
             log.info(
-                "events=%d turns=%d scored=%d alerts=%d closed=%d dead_letters=%d duplicates=%d",
+                "events=%d turns=%d scored=%d alerts=%d closed=%d dead_letters=%d duplicates=%d re-read=%d",
                 s.events,
                 s.turns,
                 s.scored,
@@ -145,6 +229,7 @@ class Runtime:
                 s.closed,
                 s.dead_letters,
                 s.duplicates,
+                self.repaired,
             )
 
 
@@ -194,32 +279,23 @@ def create_app(
 
     app.agent(source, name="process_turns")(process_turns)
     app.timer(settings.timer_interval, name="sweep")(rt.sweep)
+
+    @app.on_partitions_assigned.connect
+    async def _assigned(sender: Any, assigned: Any, **kwargs: Any) -> None:
+        rt.on_assigned(assigned)
+
     return app, rt
-
-
-def _limit_fetch_wait(ms: int) -> None:
-    """Faust hard-codes the consumer's long-poll wait (1.5 s); the Tansu profile needs a short one."""
-    from faust.transport.drivers import aiokafka as driver
-
-    create = driver.AIOKafkaConsumerThread._create_worker_consumer
-    if getattr(create, "_attune_wait", None) == ms:
-        return
-
-    def _create_worker_consumer(self: Any, transport: Any) -> Any:
-        consumer = create(self, transport)
-        consumer._fetch_max_wait_ms = ms  # read when the consumer starts its fetcher
-        return consumer
-
-    _create_worker_consumer._attune_wait = ms  # type: ignore[attr-defined]
-    driver.AIOKafkaConsumerThread._create_worker_consumer = _create_worker_consumer  # type: ignore[method-assign]
 
 
 def run_worker(settings: StreamSettings, loglevel: str = "WARNING") -> int:
     """Create the topics, then run one Faust worker in this process until SIGTERM/SIGINT."""
     asyncio.run(create_topics(bootstrap_of(settings.broker), settings.topics(), compacted=settings.compacted()))
     asyncio.set_event_loop(asyncio.new_event_loop())
-    if settings.broker_profile.fetch_max_wait_ms is not None:
-        _limit_fetch_wait(settings.broker_profile.fetch_max_wait_ms)
+    prof = settings.broker_profile
+    if prof.fetch_max_wait_ms is not None:
+        limit_fetch_wait(prof.fetch_max_wait_ms)
+    if prof.highwaters_from_fetch:
+        highwaters_from_fetch(bootstrap_of(settings.broker))
     app, _ = create_app(settings)
 
     @app.on_rebalance_complete.connect

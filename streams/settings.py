@@ -67,6 +67,4 @@ class StreamSettings:
             "web_enabled": False,
             "datadir": str(self.datadir or Path(tempfile.gettempdir()) / "attune-faust"),
         }
-        if prof.max_batch_size is not None:
-            cfg["producer_max_batch_size"] = prof.max_batch_size
         return cfg

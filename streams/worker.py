@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -36,6 +37,7 @@ class WorkerProcess:
         )
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
+        atexit.register(self.stop)  # a supervisor that dies of an exception leaves no worker behind
 
     @property
     def pid(self) -> int:

@@ -42,17 +42,19 @@ def test_sigkill_mid_stream_loses_nothing(broker, start_worker) -> None:
     convs = synthetic(24, 12, prefix="crash")
     expected = expected_records(convs)
     n_turn_scores = sum(r.kind == "turn_score" for r in expected.values())
-    first = start_worker("--inactivity-timeout", "60")
+    first = start_worker("--inactivity-timeout", "60", "--loglevel", "INFO")
     first.wait_ready(60)
     scored_before = asyncio.run(_publish_and_kill(broker.url, convs, first, kill_after_scores=n_turn_scores // 4))
     assert first.proc.returncode == -9
     assert scored_before < n_turn_scores  # the kill really was mid-stream
 
-    second = start_worker("--inactivity-timeout", "60")
+    second = start_worker("--inactivity-timeout", "60", "--loglevel", "INFO")
     second.wait_ready(90)
     seen = asyncio.run(read_back(broker.url, lambda s: expected.keys() <= s.keys(), timeout=90))
     missing = expected.keys() - seen.keys()
-    assert not missing, sorted(missing)[:5]
+    assert not missing, [
+        (expected[m].kind, expected[m].conversation_id, getattr(expected[m], "turn_index", None)) for m in missing
+    ]
     conv_ids = {}
     for record_id, want in expected.items():
         copies = seen[record_id]
