@@ -15,11 +15,25 @@ from ._outputs import DeadLetter, FieldError, OutputRecord
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Input limits; anything beyond them is rejected with a reason (dead-letter), never truncated."""
+    """Input limits; anything beyond them is rejected with a reason (dead-letter), never truncated.
+
+    ``max_json_depth`` bounds how deeply objects/arrays may nest (the record itself is level 1). It stays
+    well under orjson's serialisation limit (254) and pydantic's (255), so an accepted record can always be
+    written back out (outputs, table changelogs); deeper inputs used to be accepted and then crash there.
+    """
 
     max_payload_bytes: int = 1_048_576
     max_text_chars: int = 20_000
     max_turns_per_conversation: int = 2_000
+    max_json_depth: int = 32
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.max_json_depth <= _MAX_SERIALISABLE_DEPTH:
+            raise ValueError(f"max_json_depth must be in [2, {_MAX_SERIALISABLE_DEPTH}], got {self.max_json_depth}")
+
+
+#: orjson refuses to serialise deeper than 254 levels; leave room for the envelopes records are stored in.
+_MAX_SERIALISABLE_DEPTH = 200
 
 
 DEFAULT_LIMITS = Limits()
@@ -39,7 +53,6 @@ class InvalidRecord(ValueError):
         return "; ".join(f"{e.loc}: {e.msg}" for e in self.errors)
 
 
-_TURN_OR_END: TypeAdapter[Turn | ConversationEnd] = TypeAdapter(Turn | ConversationEnd)
 _OUTPUT: TypeAdapter[OutputRecord] = TypeAdapter(OutputRecord)
 
 
@@ -69,9 +82,32 @@ def _load_object(raw: bytes | str, limits: Limits) -> dict:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as e:
         raise InvalidRecord(f"malformed JSON: {e}") from None
+    check_nesting(obj, limits)
     if not isinstance(obj, dict):
         raise InvalidRecord(f"expected a JSON object, got {type(obj).__name__}")
     return obj
+
+
+def check_nesting(obj: object, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Reject JSON values nested deeper than ``limits.max_json_depth`` (iterative: no recursion on input)."""
+    stack: list[tuple[object, int, tuple[str, ...]]] = [(obj, 1, ())]
+    while stack:
+        value, depth, path = stack.pop()
+        if isinstance(value, dict):
+            children = list(value.items())
+        elif isinstance(value, list):
+            children = list(enumerate(value))
+        else:
+            continue
+        if depth > limits.max_json_depth:
+            loc = ".".join(path) if len(path) < 4 else ".".join(path[:4]) + "..."
+            raise InvalidRecord(
+                f"JSON nested deeper than {limits.max_json_depth} levels",
+                [FieldError(loc=loc or "(record)", msg=f"nesting deeper than {limits.max_json_depth} levels")],
+            )
+        for k, v in children:
+            if isinstance(v, dict | list):
+                stack.append((v, depth + 1, (*path, str(k)[:40]) if len(path) < 5 else path))
 
 
 def _check_text(text: str, loc: str, limits: Limits) -> None:
@@ -85,17 +121,14 @@ def _check_text(text: str, loc: str, limits: Limits) -> None:
 def decode_turn_event(raw: bytes | str, limits: Limits = DEFAULT_LIMITS) -> Turn | ConversationEnd:
     """Decode one message of the turns topic. Raises InvalidRecord naming the failing field."""
     obj = _load_object(raw, limits)
-    obj.setdefault("kind", "turn")
+    kind = obj.setdefault("kind", "turn")
+    # Dispatch on the tag ourselves: a plain union would report every branch's errors for one bad field.
+    model: type[Turn | ConversationEnd] = ConversationEnd if kind == "conversation_end" else Turn
     try:
-        rec = _TURN_OR_END.validate_python(obj)
+        rec = model.model_validate(obj)
     except ValidationError as e:
-        errs = _field_errors(e)
-        # The discriminator is implicit; strip the union branch name from locations for readability.
-        for fe in errs:
-            for prefix in ("Turn.", "ConversationEnd."):
-                if fe.loc.startswith(prefix):
-                    fe.loc = fe.loc[len(prefix) :]
-        raise InvalidRecord("invalid " + str(obj.get("kind", "turn")) + " record", errs) from None
+        label = kind if kind in ("turn", "conversation_end") else "turn event"  # never echo arbitrary input
+        raise InvalidRecord(f"invalid {label} record", _field_errors(e)) from None
     if isinstance(rec, Turn):
         _check_text(rec.text, "text", limits)
     return rec

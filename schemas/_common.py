@@ -11,7 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 SCHEMA_VERSION: Literal[1] = 1
 
 ConversationId = Annotated[str, StringConstraints(min_length=1, max_length=256, strip_whitespace=False)]
-TurnIndex = Annotated[int, Field(ge=0, le=1_000_000)]
+#: Strict: a JSON true, "3" or 3.0 is a producer bug, not an index (lax mode would coerce them).
+TurnIndex = Annotated[int, Field(ge=0, le=1_000_000, strict=True)]
 Role = Literal["user", "assistant"]
 Channel = Literal["voice", "text"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any, Literal
 
@@ -45,8 +46,8 @@ class TurnContext(BaseModel):
     def _distribution(cls, v: dict[str, float] | None) -> dict[str, float] | None:
         if v is None:
             return v
-        if any(p < 0.0 or p > 1.0 for p in v.values()):
-            raise ValueError("emotion probabilities must lie in [0, 1]")
+        if any(not math.isfinite(p) or p < 0.0 or p > 1.0 for p in v.values()):
+            raise ValueError("emotion probabilities must be finite and lie in [0, 1]")
         total = sum(v.values())
         if v and abs(total - 1.0) > 0.01:
             raise ValueError(f"emotion distribution must sum to 1 (got {total:.3f})")
@@ -69,7 +70,7 @@ class Turn(Record):
     role: Role
     text: str
     ts: datetime | None = None
-    end_of_conversation: bool = False
+    end_of_conversation: bool = Field(default=False, strict=True)
     context: TurnContext | None = None
 
 
