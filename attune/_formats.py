@@ -28,6 +28,7 @@ from schemas import (
     FieldError,
     InvalidRecord,
     Limits,
+    check_nesting,
     decode_conversation,
 )
 
@@ -70,6 +71,8 @@ def _from_pair(obj: dict[str, Any], id_field: str, limits: Limits) -> Conversati
     cid = obj.get(id_field)
     if cid is None or cid == "":
         raise InvalidRecord("missing id", [FieldError(loc=id_field, msg="Field required")])
+    if isinstance(cid, bool) or not isinstance(cid, str | int):
+        raise InvalidRecord("invalid id", [FieldError(loc=id_field, msg="string or integer required")])
     _, user = _first(obj, _USER_ALIASES)
     _, response = _first(obj, _RESPONSE_ALIASES)
     errors = []
@@ -102,6 +105,7 @@ def parse_object(obj: Any, raw: bytes, limits: Limits) -> Conversation:
     """Recognise one JSON object by its keys and validate it."""
     if not isinstance(obj, dict):
         raise InvalidRecord(f"expected a JSON object, got {type(obj).__name__}")
+    check_nesting(obj, limits)  # before anything re-serialises or stringifies parts of it
     if "turns" in obj or "conversation_id" in obj:
         return decode_conversation(raw, limits)
     if "sample_id" in obj:
@@ -148,7 +152,10 @@ def _json_samples(path: Path, limits: Limits) -> Iterator[Item]:
         yield Item(str(path), None, str(path), raw, error=err)
         return
     for i, obj in enumerate(data, start=1):
-        item_raw = orjson.dumps(obj)
+        try:
+            item_raw = orjson.dumps(obj)
+        except orjson.JSONEncodeError:  # nested beyond orjson's limit: keep the file's bytes (rejected below)
+            item_raw = raw
         where = str(path) if single else f"{path}: item {i}"
         try:
             item = Item(

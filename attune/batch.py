@@ -51,6 +51,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no summary")
     p.add_argument("--max-text-chars", type=int, default=DEFAULT_LIMITS.max_text_chars)
     p.add_argument("--max-turns", type=int, default=DEFAULT_LIMITS.max_turns_per_conversation)
+    p.add_argument(
+        "--max-payload-bytes",
+        type=int,
+        default=DEFAULT_LIMITS.max_payload_bytes,
+        help="longest accepted input line/item in bytes (default %(default)s)",
+    )
+    p.add_argument(
+        "--max-json-depth",
+        type=int,
+        default=DEFAULT_LIMITS.max_json_depth,
+        help="deepest accepted object/array nesting (default %(default)s, at most 200)",
+    )
     j = p.add_argument_group("LLM judges (optional; keys from the environment only)")
     j.add_argument(
         "--judge",
@@ -164,7 +176,16 @@ async def judge_items(
 
 def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True)
-    limits = Limits(max_text_chars=args.max_text_chars, max_turns_per_conversation=args.max_turns)
+    try:
+        limits = Limits(
+            max_payload_bytes=args.max_payload_bytes,
+            max_text_chars=args.max_text_chars,
+            max_turns_per_conversation=args.max_turns,
+            max_json_depth=args.max_json_depth,
+        )
+    except ValueError as e:
+        err.print(f"[red]error:[/red] {e}")
+        return 2
     evaluator = Evaluator()
     summary = Summary()
     out_path = Path(args.out)
