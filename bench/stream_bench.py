@@ -158,6 +158,7 @@ async def run_mode(mode: str, args: argparse.Namespace, logdir: Path) -> dict[st
             sent = await send_all(broker.url, live_turns, args.rate)
             live_complete = await collector.wait_for(live_want, args.drain_timeout)
             score_lat, alert_lat = [], []
+            trace: list[tuple[float, str, float]] = []
             for rid in live_want:
                 rec = collector.records.get(rid)
                 if rec is None or rec.kind == "conversation_score":  # type: ignore[attr-defined]
@@ -165,8 +166,13 @@ async def run_mode(mode: str, args: argparse.Namespace, logdir: Path) -> dict[st
                 key = (rec.conversation_id, rec.turn_index)  # type: ignore[attr-defined]
                 if rec.kind == "turn_score" and key in sent:  # type: ignore[attr-defined]
                     score_lat.append(1000 * (collector.first[rid] - sent[key]))
+                    trace.append((sent[key], "score", score_lat[-1]))
                 elif rec.kind == "safety_alert" and rec.alert_type == "crisis_disclosure" and key in sent:  # type: ignore[attr-defined]
                     alert_lat.append(1000 * (collector.first[rid] - sent[key]))
+            if args.trace:
+                t0 = min(t for t, _, _ in trace)
+                rows = sorted((round(t - t0, 3), kind, round(ms, 1)) for t, kind, ms in trace)
+                Path(f"{args.trace}.{mode}.json").write_bytes(orjson.dumps(rows))
             result.update(
                 live_rate=args.rate,
                 live_turns=len(live_turns),
@@ -192,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--drain-timeout", type=float, default=120.0)
     p.add_argument("--modes", default="batched,naive")
     p.add_argument("--json", default=None, help="also write the results here")
+    p.add_argument("--trace", default=None, help="write (sent_at, kind, latency_ms) rows to TRACE.<mode>.json")
     args = p.parse_args(argv)
     logdir = Path(tempfile.mkdtemp(prefix="attune-bench-"))
     results = [asyncio.run(run_mode(m, args, logdir)) for m in args.modes.split(",")]

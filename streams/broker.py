@@ -56,7 +56,7 @@ class BrokerProfile:
 
 
 PROFILES: dict[ProfileName, BrokerProfile] = {
-    "tansu": BrokerProfile("tansu", 8.0, 2.0, linger_ms=1, fetch_max_wait_ms=10, highwaters_from_fetch=True),
+    "tansu": BrokerProfile("tansu", 8.0, 2.0, linger_ms=1, fetch_max_wait_ms=5, highwaters_from_fetch=True),
     "kafka": BrokerProfile("kafka", 30.0, 3.0, linger_ms=5, fetch_max_wait_ms=None, highwaters_from_fetch=False),
 }
 
