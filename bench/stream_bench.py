@@ -126,7 +126,7 @@ async def run_mode(mode: str, args: argparse.Namespace, logdir: Path) -> dict[st
     result: dict[str, object] = {"mode": mode}
     with EmbeddedBroker(log_path=logdir / f"tansu-{mode}.log") as broker:
         settings = StreamSettings(broker=broker.url, profile="tansu")
-        await create_topics(broker.bootstrap, settings.topics(), compacted=settings.compacted())
+        await create_topics(broker.bootstrap, settings.topics(), configs=settings.topic_configs())
         collector = Collector(broker.url)
         collector.start()
 

@@ -29,10 +29,13 @@ from typing import Any, Literal, Protocol
 import orjson
 
 from schemas import (
+    DEFAULT_LIMITS,
     CloseReason,
     ConversationEnd,
     ConversationScore,
+    FieldError,
     InvalidRecord,
+    Limits,
     Message,
     OutputRecord,
     Turn,
@@ -263,9 +266,11 @@ class TurnProcessor:
         store: StateStore,
         timeouts: Timeouts | None = None,
         close_hooks: Sequence[CloseHook] = (),
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self.ev = evaluator
         self.store = store
+        self.limits = limits
         self.timeouts = timeouts or Timeouts()
         self.close_hooks = list(close_hooks)
         self._history: dict[str, _History] = {}
@@ -282,7 +287,7 @@ class TurnProcessor:
                 continue
             raw = item.value or b""
             try:
-                rec = decode_turn_event(raw)
+                rec = decode_turn_event(raw, self.limits)
                 key = item.key.decode("utf-8", "replace") if item.key is not None else None
                 if key != rec.conversation_id:
                     raise InvalidRecord(
@@ -296,6 +301,8 @@ class TurnProcessor:
                     self._on_turn(batch, res, rec, item.partition, now)
                 else:
                     self._on_end(batch, res, rec, item.partition, now)
+            except InvalidRecord as exc:
+                self._dead_letter(res, raw, exc, item)
             except Exception as exc:
                 # A scorer bug must not stop the stream; the input is kept losslessly with the cause.
                 # Every state change is made after the scorer call it depends on, so state stays usable.
@@ -329,6 +336,14 @@ class TurnProcessor:
         if ranges_contains(meta["idx"], idx):
             res.stats.duplicates += 1
             return
+        n = sum(hi - lo + 1 for lo, hi in meta["idx"])
+        if n >= self.limits.max_turns_per_conversation:
+            # Same limit as the batch path (decode_conversation): state per conversation stays bounded.
+            limit = self.limits.max_turns_per_conversation
+            raise InvalidRecord(
+                "too many turns",
+                [FieldError(loc="turn_index", msg=f"conversation already has {n} turns, limit {limit}")],
+            )
         alerts = []
         entry: dict[str, Any] = {"r": turn.role, "t": turn.text}
         if turn.role == "user":

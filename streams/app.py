@@ -262,7 +262,7 @@ def create_app(
         table.key_serializer = table.value_serializer = "orjson"
         tables[name] = table
     store = FaustStore(tables[TURN_TABLE], tables[META_TABLE])
-    processor = TurnProcessor(evaluator, store, settings.timeouts, close_hooks)
+    processor = TurnProcessor(evaluator, store, settings.timeouts, close_hooks, settings.limits)
     rt = Runtime(app, processor, store, settings)
 
     if settings.naive:
@@ -289,7 +289,7 @@ def create_app(
 
 def run_worker(settings: StreamSettings, loglevel: str = "WARNING") -> int:
     """Create the topics, then run one Faust worker in this process until SIGTERM/SIGINT."""
-    asyncio.run(create_topics(bootstrap_of(settings.broker), settings.topics(), compacted=settings.compacted()))
+    asyncio.run(create_topics(bootstrap_of(settings.broker), settings.topics(), configs=settings.topic_configs()))
     asyncio.set_event_loop(asyncio.new_event_loop())
     prof = settings.broker_profile
     if prof.fetch_max_wait_ms is not None:

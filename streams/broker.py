@@ -17,7 +17,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -184,7 +184,7 @@ async def create_topics(
     bootstrap: str,
     topics: dict[str, int],
     *,
-    compacted: Sequence[str] = (),
+    configs: Mapping[str, Mapping[str, str]] | None = None,
     timeout: float = 20.0,
 ) -> list[str]:
     """Create the topics that do not exist yet, each with its explicit partition count.
@@ -216,7 +216,7 @@ async def create_topics(
                     name=name,
                     num_partitions=topics[name],
                     replication_factor=1,
-                    topic_configs={"cleanup.policy": "compact"} if name in compacted else {},
+                    topic_configs=dict((configs or {}).get(name, {})),
                 )
                 for name in missing
             ]

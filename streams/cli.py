@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from schemas import DEFAULT_LIMITS, Limits
 from schemas.topics import ALL_TOPICS, TURNS
 
 from ._core import Timeouts
@@ -53,6 +54,11 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         ),
         timer_interval=args.timer_interval,
         naive=args.naive,
+        limits=Limits(
+            max_payload_bytes=args.max_payload_bytes,
+            max_text_chars=args.max_text_chars,
+            max_turns_per_conversation=args.max_turns,
+        ),
     )
     return run_worker(settings, loglevel=args.loglevel)
 
@@ -122,6 +128,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tombstone-ttl", type=float, default=600.0, help="how long a closed id ignores turns (s)")
     p.add_argument("--timer-interval", type=float, default=0.5, help="inactivity sweep interval (s)")
     p.add_argument("--naive", action="store_true", help="per-event agent without batching (benchmark baseline)")
+    p.add_argument("--max-payload-bytes", type=int, default=DEFAULT_LIMITS.max_payload_bytes, help="reject larger")
+    p.add_argument("--max-text-chars", type=int, default=DEFAULT_LIMITS.max_text_chars, help="reject longer texts")
+    p.add_argument(
+        "--max-turns", type=int, default=DEFAULT_LIMITS.max_turns_per_conversation, help="turns per conversation"
+    )
     p.add_argument("--loglevel", default="WARNING", help="log level (default %(default)s)")
     p.set_defaults(func=_cmd_worker)
 

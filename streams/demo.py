@@ -137,7 +137,7 @@ def run_demo(pace: float = 1.5, samples: Path | None = None, timeout: float = 12
     with EmbeddedBroker(log_path=logdir / "tansu.log") as broker:
         console.print(f"embedded Tansu broker on {broker.bootstrap} (pid {broker.pid}); logs in {logdir}")
         settings = StreamSettings(broker=broker.url, profile="tansu")
-        asyncio.run(create_topics(broker.bootstrap, settings.topics(), compacted=settings.compacted()))
+        asyncio.run(create_topics(broker.bootstrap, settings.topics(), configs=settings.topic_configs()))
         worker = WorkerProcess(
             broker.url,
             "tansu",

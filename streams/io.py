@@ -135,6 +135,7 @@ async def consume(
         enable_auto_commit=False,
         auto_offset_reset="earliest" if from_beginning else "latest",
         fetch_max_wait_ms=10,
+        max_partition_fetch_bytes=8 * 1024 * 1024,
     )
     await consumer.start()
     try:

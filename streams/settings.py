@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from schemas.topics import ALL_TOPICS, INTERNAL_TOPICS, TURNS
+from schemas import DEFAULT_LIMITS, Limits
+from schemas.topics import ALL_TOPICS, DEAD_LETTER, INTERNAL_TOPICS, TURNS
 
 from ._core import Timeouts
 from .broker import PROFILES, BrokerProfile, ProfileName, topic_plan
@@ -15,6 +16,9 @@ from .broker import PROFILES, BrokerProfile, ProfileName, topic_plan
 #: Faust table names; the changelog topics in ``schemas.topics.INTERNAL_TOPICS`` are named after them.
 TURN_TABLE = "turn_buffer"
 META_TABLE = "conversations"
+
+#: Largest record the worker produces (a dead letter of a maximal rejected payload fits with room).
+MAX_RECORD_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +34,7 @@ class StreamSettings:
     timeouts: Timeouts = field(default_factory=Timeouts)
     timer_interval: float = 0.5
     naive: bool = False
+    limits: Limits = DEFAULT_LIMITS
     datadir: Path | None = None
 
     @property
@@ -41,8 +46,15 @@ class StreamSettings:
         plan = topic_plan((*ALL_TOPICS, *INTERNAL_TOPICS), (TURNS, *INTERNAL_TOPICS), self.partitions)
         return {self._rename(name): n for name, n in plan.items()}
 
-    def compacted(self) -> list[str]:
-        return [self._rename(s.name) for s in INTERNAL_TOPICS if s.name.endswith("-changelog")]
+    def topic_configs(self) -> dict[str, dict[str, str]]:
+        """Per-topic broker configs: compacted changelogs, and room for dead letters of big inputs.
+
+        A rejected payload of ``max_payload_bytes`` becomes a dead letter ~1.4x larger (base64 plus a
+        preview), so the dead-letter topic and the producer allow :data:`MAX_RECORD_BYTES`.
+        """
+        out = {self._rename(s.name): {"cleanup.policy": "compact"} for s in INTERNAL_TOPICS if "-changelog" in s.name}
+        out[DEAD_LETTER.name] = {"max.message.bytes": str(MAX_RECORD_BYTES)}
+        return out
 
     def _rename(self, name: str) -> str:
         """Faust names changelogs ``{app id}-{table}-changelog``; the specs use the default app id."""
@@ -65,6 +77,7 @@ class StreamSettings:
             "producer_linger": prof.linger_ms / 1000.0,
             "consumer_auto_offset_reset": "earliest",
             "web_enabled": False,
+            "producer_max_request_size": MAX_RECORD_BYTES,
             "datadir": str(self.datadir or Path(tempfile.gettempdir()) / "attune-faust"),
         }
         return cfg

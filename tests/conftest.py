@@ -21,7 +21,8 @@ def broker(tmp_path: Path) -> Iterator[object]:
     b = EmbeddedBroker(log_path=tmp_path / "tansu.log").start()
     try:
         settings = StreamSettings(broker=b.url, profile="tansu")
-        asyncio.run(asyncio.wait_for(create_topics(b.bootstrap, settings.topics(), compacted=settings.compacted()), 30))
+        creating = create_topics(b.bootstrap, settings.topics(), configs=settings.topic_configs())
+        asyncio.run(asyncio.wait_for(creating, 30))
         yield b
     finally:
         b.stop()

@@ -31,8 +31,8 @@ def test_compose_parses_and_has_the_production_shape() -> None:
 def test_compose_creates_every_topic_with_the_declared_partitions() -> None:
     doc = yaml.safe_load(COMPOSE.read_text())
     script = "\n".join(doc["services"]["topics"]["command"])
-    created = {m[1]: int(m[2]) for m in re.finditer(r"^\s*create (\S+) (\d+)", script, re.M)}
+    lines = [m.groups() for m in re.finditer(r"^\s*create (\S+) (\d+)(?: (\S+)=(\S+))?$", script, re.M)]
     settings = StreamSettings()
-    assert created == settings.topics()
-    compacted = {m[1] for m in re.finditer(r"^\s*create (\S+) \d+ compact", script, re.M)}
-    assert compacted == set(settings.compacted())
+    assert {name: int(n) for name, n, _, _ in lines} == settings.topics()
+    configs = {name: {key: value} for name, _, key, value in lines if key}
+    assert configs == settings.topic_configs()

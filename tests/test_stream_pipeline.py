@@ -22,6 +22,8 @@ INVALID: list[tuple[bytes | None, bytes, str]] = [
     (b"c-bad", b'{"conversation_id": "c-bad", "turn_index": -1, "role": "user", "text": "hi"}', "turn_index"),
     (b"other", b'{"conversation_id": "c-key", "turn_index": 0, "role": "user", "text": "hi"}', "key"),
     (b"c-bad", b"\xff\xfe\x00garbage", "UTF-8"),
+    # ~0.9 MB of garbage: its dead letter (base64 + preview) is ~1.2 MB, over a default 1 MiB producer limit.
+    (b"big", b"{" + b"x" * 900_000, "malformed JSON"),
 ]
 
 
