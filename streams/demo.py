@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.resources
+import signal
 import statistics
 import sys
 import tempfile
@@ -132,6 +133,8 @@ def run_demo(pace: float = 1.5, samples: Path | None = None, timeout: float = 12
         console.print("[red]invalid samples:[/]\n" + "\n".join(bad))
         return 1
     started = time.monotonic()
+    # SIGTERM unwinds like Ctrl-C, so the broker and worker are stopped by the blocks below.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     logdir = Path(tempfile.mkdtemp(prefix="attune-demo-"))
     console.rule("[bold]attune demo")
     with EmbeddedBroker(log_path=logdir / "tansu.log") as broker:
