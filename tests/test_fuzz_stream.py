@@ -280,12 +280,6 @@ def test_a_conversation_of_1000_turns_is_scored_once_in_bounded_time() -> None:
     assert elapsed < 40.0  # measured ~2 s on an idle core; generous for a loaded 2-core CI machine
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="streams/_core.py never applies Limits.max_turns_per_conversation: turns past the limit are buffered "
-    "and scored like any other (per-conversation state unbounded up to turn_index 1,000,000); the batch path "
-    "rejects such a conversation. Needs a change in TurnProcessor._on_turn (streams/ is owned by someone else).",
-)
 def test_turns_beyond_max_turns_per_conversation_are_dead_lettered() -> None:
     limit = DEFAULT_LIMITS.max_turns_per_conversation
     events = _long_conversation(limit + 2, "over")
