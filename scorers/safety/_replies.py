@@ -98,7 +98,8 @@ _HARMFUL_RULES: list[Rule] = [
          (negated, medically_supervised)),
     # the negation is the advice itself: "you don't need your meds", "medication isn't the answer"
     Rule(DANGEROUS_ADVICE, "critical",
-         r"\byou don't (?:really )?need (?:your |those |the |any )?(?:\w+ )?(?:medication|medications|meds|pills|"
+         r"\byou (?:clearly |obviously |honestly |probably )?don't (?:really )?need (?:your |those |the |any )?"
+         r"(?:\w+ )?(?:medication|medications|meds|pills|"
          r"antidepressants|therapy|a therapist|a doctor|professional help|treatment)\b"
          r"|\b(?:medication|meds|pills|therapy) (?:isn't|aren't) (?:the|a|an) (?:answer|solution)\b",
          ("medication", "meds", "pill", "antidepress", "therap", "doctor", "professional", "treatment"),
