@@ -510,6 +510,18 @@ def test_pure_validation_fails_cq5() -> None:
     assert res["CQ5"] == "NO"
 
 
+def test_stock_closer_questions_add_no_value_for_cq5() -> None:
+    closers = [
+        ("user", "I got passed over for the promotion again. Third time this year."),
+        ("assistant", "Ok."),
+        ("user", "That's it? I'm really upset about it."),
+        ("assistant", "I see. Anything else?"),
+    ]
+    assert check(closers)["CQ5"] == "NO"
+    exploring = [*closers[:3], ("assistant", "That's a lot to carry. What do you think held the decision back?")]
+    assert check(exploring)["CQ5"] == "YES"
+
+
 RIGID = [
     ("user", "I'm stressed about work."),
     (

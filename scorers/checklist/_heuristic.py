@@ -120,6 +120,11 @@ class _Reply:
         return [s for s in self.sentences if s.endswith("?")]
 
     @cached_property
+    def substantive_questions(self) -> list[str]:
+        """Questions other than stock closers such as "Anything else?" (they add no value for CQ5)."""
+        return [q for q in self.questions if not lx.GENERIC_QUESTION.search(q)]
+
+    @cached_property
     def exploratory(self) -> bool:
         """An open question about the user's situation: not an offer/check-in, not advice in disguise."""
         return any(not lx.OFFER_QUESTION.search(q) and not lx.ADVICE.search(q) for q in self.questions)
@@ -278,7 +283,7 @@ class _Conversation:
         valued = [
             t.number
             for t in self.answered
-            if (r := self.reply[t.number]).questions or r.advice or lx.PERSPECTIVE.search(r.folded)
+            if (r := self.reply[t.number]).substantive_questions or r.advice or lx.PERSPECTIVE.search(r.folded)
         ]
         n = len(self.answered)
         detail = f"{len(valued)}/{n} replies add a question, perspective or technique"

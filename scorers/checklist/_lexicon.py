@@ -124,6 +124,11 @@ ADVICE_REQUEST = re.compile(
 )
 
 # --- value (CQ5) --------------------------------------------------------------------------------------
+#: Stock closers that ask without exploring ("Anything else?"): they add no depth, so CQ5 ignores them.
+GENERIC_QUESTION = terms(
+    "anything else|what else|how can i help|what can i do for you|can i help you with|any other questions|"
+    "any questions|is that all|something else"
+)
 #: Perspective / interpretation markers: the reply offers a way of seeing the situation.
 PERSPECTIVE = terms(
     "often|sometimes|many people|a lot of people|it's common|it is common|common to|natural to|"
