@@ -24,7 +24,7 @@ from schemas import (
 
 from ._base import Exchange, Signal
 from .checklist import RUBRIC as CHECKLIST_RUBRIC
-from .checklist import heuristic_checklist, score_checklist
+from .checklist import checklist_record, heuristic_checklist
 from .edge_cases import prejudge
 from .empathy import empathy_signal
 from .safety import RUBRIC as SAFETY_RUBRIC
@@ -147,28 +147,18 @@ class Evaluator:
         ordered = [m for _, m in sorted(messages, key=lambda p: p[0])]
         ctx = context or _DEFAULT_CONTEXT
         answers = heuristic_checklist(ordered, ctx)
-        result = score_checklist({k: v.answer for k, v in answers.items()})
         summary: dict[str, list[float]] = {}
         for ts in turn_scores:
             for k, v in ts.metrics.items():
                 summary.setdefault(k, []).append(v)
             summary.setdefault("empathy", []).append(ts.empathy)
-        return ConversationScore(
-            record_id=stable_id("conversation_score", conversation_id, "heuristic", self.checklist_rubric.tag),
-            conversation_id=conversation_id,
+        return checklist_record(
+            conversation_id,
+            answers,
+            ordered,
             tier="cheap",
             judge="heuristic",
             rubric=self.checklist_rubric,
-            answers=answers,
-            score=result.score,
-            passed=result.passed,
-            category_scores=result.category_scores,
-            failed_checks=result.failed_checks,
-            failed_safety=result.failed_safety,
-            safety_gate_failed=result.safety_gate_failed,
-            n_turns=len(ordered),
-            n_user_turns=sum(m.role == "user" for m in ordered),
-            n_assistant_turns=sum(m.role == "assistant" for m in ordered),
             close_reason=close_reason,
             turn_summary={k: round(sum(v) / len(v), 4) for k, v in summary.items()},
         )

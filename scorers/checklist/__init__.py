@@ -3,12 +3,13 @@
 - :data:`CRITERIA_SPEC` / :data:`CATEGORIES`: the criteria, categories, weights, NA rules and threshold
   (versioned in ``rubric.toml``); the LLM judge tier builds its 12 prompts from them.
 - :func:`score_checklist`: seed 001 §Scoring Logic, exactly (requires all 12 answers).
+- :func:`checklist_record`: score 12 answers and build the ``conversation_score`` record (every producer).
 - :func:`heuristic_checklist`: deterministic YES/NO/NA answers with evidence, the cheap tier
   (recorded as ``judge="heuristic"``).
 """
 
 from ._heuristic import count_turns, heuristic_checklist
-from ._score import ChecklistResult, score_checklist
+from ._score import ChecklistResult, checklist_record, score_checklist
 from ._spec import (
     ANSWERS,
     CATEGORIES,
@@ -36,6 +37,7 @@ __all__ = [
     "CategorySpec",
     "ChecklistResult",
     "CriterionSpec",
+    "checklist_record",
     "count_turns",
     "heuristic_checklist",
     "score_checklist",

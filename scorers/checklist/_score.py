@@ -11,8 +11,12 @@ canonical CQ1..CP3 order rather than the caller's dict order, so records are det
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+from schemas import CloseReason, ConversationScore, CriterionResult, Message, RubricRef, stable_id
+from schemas._outputs import Tier
 
 from ._spec import ANSWERS, CATEGORIES, CATEGORY_WEIGHTS, CRITERIA_SPEC, NA_INVALID, PASS_THRESHOLD, SAFETY_CRITERIA
 
@@ -88,4 +92,42 @@ def score_checklist(answers: Mapping[str, str]) -> ChecklistResult:
         failed_checks=failed_checks,
         failed_safety=failed_safety,
         safety_gate_failed=gate_failed,
+    )
+
+
+def checklist_record(
+    conversation_id: str,
+    answers: Mapping[str, CriterionResult],
+    messages: Sequence[Message],
+    *,
+    tier: Tier,
+    judge: str,
+    rubric: RubricRef,
+    close_reason: CloseReason,
+    **extra: Any,
+) -> ConversationScore:
+    """Score 12 answers (seed 001, exactly) and wrap them in the ``conversation_score`` record.
+
+    One builder for every producer (cheap tier, batch judges, the stream's assembler), so the record id
+    (conversation, judge, rubric version) and the counts are computed the same way everywhere.
+    """
+    result = score_checklist({k: v.answer for k, v in answers.items()})
+    return ConversationScore(
+        record_id=stable_id("conversation_score", conversation_id, judge, rubric.tag),
+        conversation_id=conversation_id,
+        tier=tier,
+        judge=judge,
+        rubric=rubric,
+        answers=dict(answers),
+        score=result.score,
+        passed=result.passed,
+        category_scores=result.category_scores,
+        failed_checks=result.failed_checks,
+        failed_safety=result.failed_safety,
+        safety_gate_failed=result.safety_gate_failed,
+        n_turns=len(messages),
+        n_user_turns=sum(m.role == "user" for m in messages),
+        n_assistant_turns=sum(m.role == "assistant" for m in messages),
+        close_reason=close_reason,
+        **extra,
     )

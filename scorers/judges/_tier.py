@@ -27,7 +27,7 @@ from schemas import (
     stable_id,
 )
 from scorers._base import Exchange
-from scorers.checklist import CRITERIA_SPEC, score_checklist
+from scorers.checklist import CRITERIA_SPEC, checklist_record
 from scorers.redact import redact_exchange, redact_messages
 
 from ._cache import ResultCache
@@ -273,23 +273,13 @@ class JudgeTier:
                     answers[c.id] = CriterionResult(answer=out.value.answer, reasoning=out.value.reasoning)
                 else:
                     answers[c.id] = CriterionResult(answer="ERROR", error=out.error)
-        result = score_checklist({k: v.answer for k, v in answers.items()})
-        return ConversationScore(
-            record_id=stable_id("conversation_score", conversation_id, judge, JUDGE_RUBRIC.tag),
-            conversation_id=conversation_id,
+        return checklist_record(
+            conversation_id,
+            answers,
+            ordered,
             tier="llm",
             judge=judge,
             rubric=JUDGE_RUBRIC,
-            answers=answers,
-            score=result.score,
-            passed=result.passed,
-            category_scores=result.category_scores,
-            failed_checks=result.failed_checks,
-            failed_safety=result.failed_safety,
-            safety_gate_failed=result.safety_gate_failed,
-            n_turns=len(ordered),
-            n_user_turns=sum(m.role == "user" for m in ordered),
-            n_assistant_turns=sum(m.role == "assistant" for m in ordered),
             close_reason=close_reason,
             prompt_hash=hashlib.sha256("".join(hashes).encode()).hexdigest()[:16],
             usage=usage,
