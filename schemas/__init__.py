@@ -18,6 +18,7 @@ from ._codec import (
 )
 from ._common import SCHEMA_VERSION, RubricRef, stable_id
 from ._inputs import Conversation, ConversationEnd, Message, Persona, Turn, TurnContext
+from ._jobs import JudgeJob, judge_job_id
 from ._outputs import (
     CRITERIA,
     AlertType,
@@ -68,6 +69,7 @@ __all__ = [
     "EdgeCase",
     "FieldError",
     "InvalidRecord",
+    "JudgeJob",
     "Limits",
     "Message",
     "OutputRecord",
@@ -88,6 +90,7 @@ __all__ = [
     "decode_output",
     "decode_turn_event",
     "encode",
+    "judge_job_id",
     "stable_id",
     "utcnow",
 ]

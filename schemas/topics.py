@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._inputs import ConversationEnd, Turn
+from ._jobs import JudgeJob
 from ._outputs import ConversationScore, DeadLetter, SafetyAlert, TurnJudgment, TurnScore
 
 
@@ -118,5 +119,18 @@ CONVERSATIONS_CHANGELOG = TopicSpec(
     doc="Compacted changelog of per-conversation state: index ranges, crisis_pending, end, tombstone.",
 )
 
+JUDGE_JOBS = TopicSpec(
+    name="attune.internal.judge_jobs",
+    partitions=TURNS.partitions,
+    key="conversation_id",
+    records=(JudgeJob,),
+    producers=(
+        "streams.agents.process_turns (sampled assistant turns; the checklist at close), only with --judge",
+    ),
+    consumers=("streams.judging (agent judge_jobs)",),
+    doc="LLM-judge work, one self-contained job per sampled turn and per closed conversation; no traffic "
+    "unless the worker runs with --judge/--judge-config.",
+)
+
 #: Topics only the stream processor reads and writes; all co-partitioned with TURNS.
-INTERNAL_TOPICS: tuple[TopicSpec, ...] = (CONTROL, TURN_BUFFER_CHANGELOG, CONVERSATIONS_CHANGELOG)
+INTERNAL_TOPICS: tuple[TopicSpec, ...] = (CONTROL, TURN_BUFFER_CHANGELOG, CONVERSATIONS_CHANGELOG, JUDGE_JOBS)
