@@ -124,9 +124,7 @@ JUDGE_JOBS = TopicSpec(
     partitions=TURNS.partitions,
     key="conversation_id",
     records=(JudgeJob,),
-    producers=(
-        "streams.agents.process_turns (sampled assistant turns; the checklist at close), only with --judge",
-    ),
+    producers=("streams.agents.process_turns (sampled assistant turns; the checklist at close), only with --judge",),
     consumers=("streams.judging (agent judge_jobs)",),
     doc="LLM-judge work, one self-contained job per sampled turn and per closed conversation; no traffic "
     "unless the worker runs with --judge/--judge-config.",
