@@ -19,6 +19,7 @@ from ._core import (
     Outbound,
     StateStore,
     Timeouts,
+    TurnHook,
     TurnProcessor,
     Write,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "StateStore",
     "StreamSettings",
     "Timeouts",
+    "TurnHook",
     "TurnProcessor",
     "WorkerProcess",
     "Write",

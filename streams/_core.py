@@ -146,6 +146,9 @@ class ClosedConversation:
 
 
 CloseHook = Callable[[ClosedConversation], Iterable[Outbound]]
+#: Called for every assistant turn scored in order, with its Exchange and whether it raised or answers
+#: an alert (the judge tier samples turns here; it returns jobs, it never judges inline).
+TurnHook = Callable[[Any, bool], Iterable[Outbound]]
 
 
 @dataclass(slots=True)
@@ -267,8 +270,10 @@ class TurnProcessor:
         timeouts: Timeouts | None = None,
         close_hooks: Sequence[CloseHook] = (),
         limits: Limits = DEFAULT_LIMITS,
+        turn_hooks: Sequence[TurnHook] = (),
     ) -> None:
         self.ev = evaluator
+        self.turn_hooks = list(turn_hooks)
         self.store = store
         self.limits = limits
         self.timeouts = timeouts or Timeouts()
@@ -423,12 +428,15 @@ class TurnProcessor:
                 meta["crisis"] = idx
         else:
             ex = _exchange_for(cid, idx, entry["t"], hist.messages, hist.context)
-            ares = self.ev.on_assistant_turn(ex, answers_crisis_turn=meta.get("crisis"))
+            crisis = meta.get("crisis")
+            ares = self.ev.on_assistant_turn(ex, answers_crisis_turn=crisis)
             meta["crisis"] = None
             entry = {**entry, "s": {"m": ares.score.metrics, "e": ares.score.empathy}}
             hist.scores.append(ares.score)
             res.stats.scored += 1
             self._emit(res, [ares.score, *ares.alerts])
+            for turn_hook in self.turn_hooks:
+                res.outputs.extend(turn_hook(ex, bool(ares.alerts) or crisis is not None))
         hist.messages.append((idx, Message(role=entry["r"], text=entry["t"], turn_index=idx)))
         meta["done"] = max(meta["done"], idx)
         batch.put_turn(cid, idx, entry, meta["p"])
