@@ -162,6 +162,8 @@ class Stats:
     duplicates: int = 0
     after_close: int = 0
     held: int = 0
+    user_turns: int = 0  # accepted (not duplicate, not after close), for the per-role metrics
+    assistant_turns: int = 0
 
     def add(self, other: Stats) -> None:
         for name in self.__slots__:  # type: ignore[attr-defined]
@@ -352,11 +354,14 @@ class TurnProcessor:
         alerts = []
         entry: dict[str, Any] = {"r": turn.role, "t": turn.text}
         if turn.role == "user":
+            res.stats.user_turns += 1
             # Alerts first and at arrival, before any ordering or buffering (issue: "as soon as").
             ures = self.ev.on_user_turn(cid, idx, turn.text)
             alerts = ures.alerts
             if ures.crisis:
                 entry["c"] = 1
+        else:
+            res.stats.assistant_turns += 1
         meta["idx"] = ranges_add(meta["idx"], idx)
         meta["seen"] = now
         if turn.context is not None and meta.get("ctx") is None:
