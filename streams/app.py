@@ -262,7 +262,14 @@ def create_app(
         table.key_serializer = table.value_serializer = "orjson"
         tables[name] = table
     store = FaustStore(tables[TURN_TABLE], tables[META_TABLE])
-    processor = TurnProcessor(evaluator, store, settings.timeouts, close_hooks, settings.limits)
+    turn_hooks: list[Any] = []
+    if settings.judging:  # LLM judges: jobs out of this agent, run by the judge agent (streams.judging)
+        from .judging import install
+
+        emitter, _ = install(app, settings)
+        turn_hooks.append(emitter.on_turn)
+        close_hooks = [*close_hooks, emitter.on_close]
+    processor = TurnProcessor(evaluator, store, settings.timeouts, close_hooks, settings.limits, turn_hooks)
     rt = Runtime(app, processor, store, settings)
 
     if settings.naive:

@@ -59,6 +59,10 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             max_text_chars=args.max_text_chars,
             max_turns_per_conversation=args.max_turns,
         ),
+        datadir=Path(args.datadir) if args.datadir else None,
+        judge=args.judge,
+        judge_config=Path(args.judge_config) if args.judge_config else None,
+        judge_max_in_flight=args.judge_max_in_flight,
     )
     return run_worker(settings, loglevel=args.loglevel)
 
@@ -133,6 +137,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--max-turns", type=int, default=DEFAULT_LIMITS.max_turns_per_conversation, help="turns per conversation"
     )
+    p.add_argument("--datadir", default=None, help="worker data dir (Faust, judge result cache; default: temp dir)")
+    j = p.add_argument_group("LLM judges (off unless --judge or --judge-config; keys from the environment only)")
+    j.add_argument("--judge", metavar="PROVIDER:MODEL", help="judge sampled turns and closed conversations")
+    j.add_argument("--judge-config", metavar="TOML", help="routing/limits/sampling/prices (judges.example.toml)")
+    j.add_argument("--judge-max-in-flight", type=int, default=256, help="judge jobs run at once per worker")
     p.add_argument("--loglevel", default="WARNING", help="log level (default %(default)s)")
     p.set_defaults(func=_cmd_worker)
 

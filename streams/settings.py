@@ -36,6 +36,14 @@ class StreamSettings:
     naive: bool = False
     limits: Limits = DEFAULT_LIMITS
     datadir: Path | None = None
+    #: LLM judges (streams.judging): off unless ``judge`` (provider:model) or ``judge_config`` is set.
+    judge: str | None = None
+    judge_config: Path | None = None
+    judge_max_in_flight: int = 256
+
+    @property
+    def judging(self) -> bool:
+        return bool(self.judge or self.judge_config)
 
     @property
     def broker_profile(self) -> BrokerProfile:

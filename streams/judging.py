@@ -1,0 +1,322 @@
+"""LLM judges in the stream: judge jobs out of the turn agent, a concurrent judge agent, records back.
+
+Why a jobs topic: a judge call takes seconds and may hang until its deadline; the turn agent scores a
+turn in microseconds and raises crisis alerts on arrival. So the turn agent only *emits* jobs (through
+:class:`streams._core.TurnProcessor`'s turn and close hooks, as ordinary outputs delivered before its
+table writes), and a separate agent (:class:`JudgeAgent`) runs them, many at once, on the same event loop
+without ever being awaited by the turn agent.
+
+Granularity: one job per sampled assistant turn and one per closed conversation (its 12 checklist
+criteria run concurrently inside the job). A crashed job is redelivered whole, and the result cache
+(SQLite under the worker's data dir, key: rubric version, model, prompt hash) answers every criterion that
+had completed before the crash, so the retry pays only for the calls that had not. See docs/judges.md,
+"In the stream".
+
+Delivery: jobs are consumed without automatic acks; a job is acked only after its output records were
+acknowledged by the broker, and Faust commits the highest *contiguous* acked offset, so jobs finishing out
+of order never skip an unfinished one. Records have deterministic ids; consumers de-duplicate by them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from schemas import (
+    CriterionResult,
+    JudgeJob,
+    Message,
+    OutputRecord,
+    TurnJudgment,
+    encode,
+    judge_job_id,
+)
+from schemas.topics import CONVERSATION_SCORES, JUDGE_JOBS, SAFETY_ALERTS, TURN_JUDGMENTS
+from scorers._base import Exchange
+from scorers.checklist import CRITERIA_SPEC, checklist_record
+from scorers.judges import CHECKLIST_JUDGE_RUBRIC, TURN_METRICS, JudgeTier, judge_alerts, load_config
+from scorers.judges.metrics._base import HISTORY_MESSAGES
+
+from ._core import ClosedConversation, Outbound
+from .settings import MAX_RECORD_BYTES, StreamSettings
+
+log = logging.getLogger("attune.streams.judging")
+
+_TOPIC_OF_KIND = {
+    "turn_judgment": TURN_JUDGMENTS.name,
+    "conversation_score": CONVERSATION_SCORES.name,
+    "safety_alert": SAFETY_ALERTS.name,
+}
+#: Earlier messages a turn job carries: what a per-turn judge is shown (``HISTORY_MESSAGES``), plus the
+#: nearest user message when it is older, so the judge sees exactly what the batch path shows it.
+TURN_JOB_HISTORY = HISTORY_MESSAGES
+#: Slack on top of the tier's per-call deadline before a job is declared stuck (queueing, encoding).
+JOB_SLACK_S = 5.0
+
+
+# -- jobs (built on the turn agent: pure, no I/O) ----------------------------------------------------------
+def turn_job(ex: Exchange) -> JudgeJob:
+    """The job judging one assistant reply: its recent history, then the reply itself."""
+    history = list(ex.history[-TURN_JOB_HISTORY:])
+    if ex.user_text and not any(m.role == "user" for m in history):
+        nearest = next((m for m in reversed(ex.history) if m.role == "user"), None)
+        if nearest is not None:
+            history.insert(0, nearest)
+    reply = Message(role="assistant", text=ex.response, turn_index=ex.turn_index)
+    return JudgeJob(
+        job_id=judge_job_id("turn", ex.conversation_id, ex.turn_index),
+        job_type="turn",
+        conversation_id=ex.conversation_id,
+        turn_index=ex.turn_index,
+        messages=[*history, reply],
+        context=ex.context,
+    )
+
+
+def checklist_job(closed: ClosedConversation) -> JudgeJob:
+    """The job running the LLM checklist over a closed conversation (all its messages, in order)."""
+    return JudgeJob(
+        job_id=judge_job_id("checklist", closed.conversation_id, None),
+        job_type="checklist",
+        conversation_id=closed.conversation_id,
+        messages=[m for _, m in sorted(closed.messages, key=lambda p: p[0])],
+        context=closed.context,
+        close_reason=closed.close_reason,
+    )
+
+
+def exchange_of(job: JudgeJob) -> Exchange:
+    """Rebuild the :class:`Exchange` of a turn job (the inverse of :func:`turn_job`)."""
+    from scorers import exchange_for
+
+    *earlier, reply = job.messages
+    indexed = [(m.turn_index if m.turn_index is not None else i, m) for i, m in enumerate(earlier)]
+    idx = job.turn_index if job.turn_index is not None else len(earlier)
+    return exchange_for(job.conversation_id, idx, reply.text, indexed, job.context)
+
+
+def records_outbound(records: Iterable[OutputRecord]) -> list[Outbound]:
+    return [
+        Outbound(_TOPIC_OF_KIND[r.kind], r.conversation_id.encode(), encode(r), r.kind)
+        for r in records  # type: ignore[union-attr]
+    ]
+
+
+class JobEmitter:
+    """The turn agent's side: the turn hook samples assistant turns, the close hook emits the checklist.
+
+    Sampling is :meth:`JudgeTier.should_judge_turn` (deterministic, every alerted turn), so a redelivered
+    turn emits the same job id again.
+    """
+
+    def __init__(self, tier: JudgeTier, max_job_bytes: int = MAX_RECORD_BYTES) -> None:
+        self.tier = tier
+        self.max_job_bytes = max_job_bytes
+        self.turn_jobs = 0
+        self.checklist_jobs = 0
+
+    def on_turn(self, ex: Exchange, alert: bool) -> list[Outbound]:
+        if not self.tier.should_judge_turn(ex.conversation_id, ex.turn_index, alert=alert):
+            return []
+        self.turn_jobs += 1
+        return [self._job(turn_job(ex))]
+
+    def on_close(self, closed: ClosedConversation) -> list[Outbound]:
+        job = checklist_job(closed)
+        out = self._job(job)
+        if len(out.value) > self.max_job_bytes:
+            # Too big for one record: an ERROR checklist (fails the gate), never a silent skip.
+            cause = f"conversation too large for a judge job ({len(out.value)} bytes > {self.max_job_bytes})"
+            log.error("%s: %s", closed.conversation_id, cause)
+            return records_outbound(_checklist_error(self.tier, job, cause))
+        self.checklist_jobs += 1
+        return [out]
+
+    @staticmethod
+    def _job(job: JudgeJob) -> Outbound:
+        return Outbound(JUDGE_JOBS.name, job.conversation_id.encode(), encode(job), job.kind)
+
+
+# -- running jobs (the judge agent's side) -----------------------------------------------------------------
+async def run_job(tier: JudgeTier, job: JudgeJob) -> list[OutputRecord]:
+    """Judge one job: ``turn_judgment`` records or the LLM ``conversation_score``, then their alerts.
+
+    The tier bounds every call by its deadline and turns failures into ERROR records, so this returns
+    records for every outcome.
+    """
+    judged: list[Any]
+    if job.job_type == "turn":
+        judged = await tier.judge_turn(exchange_of(job))
+    else:
+        indexed = [(m.turn_index if m.turn_index is not None else i, m) for i, m in enumerate(job.messages)]
+        score = await tier.judge_conversation(
+            job.conversation_id, indexed, job.context, close_reason=job.close_reason or "inactivity"
+        )
+        judged = [score]
+    return [*judged, *judge_alerts(judged)]
+
+
+def error_records(tier: JudgeTier, job: JudgeJob, cause: str) -> list[OutputRecord]:
+    """ERROR records for a job that could not run at all (stuck past its bound, or a bug): each judged
+    item is reported with the cause, and a checklist ERROR fails the safety gate (with its alert)."""
+    if job.job_type == "checklist":
+        return _checklist_error(tier, job, cause)
+    ex = exchange_of(job)
+    recs: list[Any] = []
+    for name in tier.config.turn_metrics:
+        metric = TURN_METRICS.get(name)
+        if metric is None or not metric.applies(ex):
+            continue  # relevance (embeddings, no LLM) and metrics without inputs
+        recs.append(
+            TurnJudgment(
+                record_id=_turn_record_id(ex, name, metric.rubric.tag, tier.config.route(name)),
+                conversation_id=ex.conversation_id,
+                turn_index=ex.turn_index,
+                metric=name,
+                rubric=metric.rubric,
+                judge=tier.config.route(name),
+                status="error",
+                error=cause,
+            )
+        )
+    return recs
+
+
+def _turn_record_id(ex: Exchange, metric: str, tag: str, judge: str) -> str:
+    from schemas import stable_id
+
+    # The same id the tier gives the record (JudgeTier._turn_record), so a later success replaces it.
+    return stable_id("turn_judgment", ex.conversation_id, ex.turn_index, metric, tag, judge)
+
+
+def _checklist_error(tier: JudgeTier, job: JudgeJob, cause: str) -> list[OutputRecord]:
+    score = checklist_record(
+        job.conversation_id,
+        {c.id: CriterionResult(answer="ERROR", error=cause) for c in CRITERIA_SPEC},
+        job.messages,
+        tier="llm",
+        judge=tier.config.route("checklist"),
+        rubric=CHECKLIST_JUDGE_RUBRIC,
+        close_reason=job.close_reason or "inactivity",
+    )
+    return [score, *judge_alerts([score])]
+
+
+@dataclass(slots=True)
+class AgentStats:
+    received: int = 0
+    done: int = 0
+    failed: int = 0
+    in_flight: int = 0
+    max_in_flight_seen: int = 0
+    seconds: float = 0.0
+
+
+class JudgeAgent:
+    """The judge agent's body: up to ``max_in_flight`` jobs at once, each acked after its outputs.
+
+    Backpressure instead of an unbounded queue: when ``max_in_flight`` jobs run, the agent stops taking
+    events, Faust's per-partition buffer for the jobs topic fills to its high-water mark and the fetcher
+    pauses that partition only (turns partitions keep flowing). Each job is bounded by the tier's
+    deadline plus :data:`JOB_SLACK_S`, which must stay under Faust's ``stream_processing_timeout``.
+    """
+
+    def __init__(self, app: Any, tier: JudgeTier, max_in_flight: int = 256) -> None:
+        self.app = app
+        self.tier = tier
+        self.max_in_flight = max_in_flight
+        self.job_bound = tier.config.deadline_s + JOB_SLACK_S
+        self.stats = AgentStats()
+        self._slots = asyncio.Semaphore(max_in_flight)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def consume(self, stream: Any) -> None:
+        manual = stream.noack()
+        try:
+            async for event in manual.events():
+                await self._slots.acquire()
+                self.stats.received += 1
+                self.stats.in_flight += 1
+                self.stats.max_in_flight_seen = max(self.stats.max_in_flight_seen, self.stats.in_flight)
+                task = asyncio.create_task(self._one(manual, event))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+        finally:
+            for task in list(self._tasks):
+                task.cancel()  # unacked: redelivered to whoever owns the partition next
+            await self.tier.close()
+
+    async def _one(self, stream: Any, event: Any) -> None:
+        started = time.monotonic()
+        try:
+            try:
+                job = JudgeJob.model_validate_json(event.message.value or b"")
+            except ValueError:
+                log.error("dropping an undecodable judge job at %s", event.message.tp)
+                self.stats.failed += 1
+                await stream.ack(event)
+                return
+            try:
+                async with asyncio.timeout(self.job_bound):
+                    records = await run_job(self.tier, job)
+            except TimeoutError:
+                self.stats.failed += 1
+                records = error_records(self.tier, job, f"judge job exceeded {self.job_bound:g}s")
+            except Exception as exc:  # a bug in a metric must not stop the agent; the record says why
+                log.exception("judge job %s failed", job.job_id)
+                self.stats.failed += 1
+                records = error_records(self.tier, job, f"judge job failed: {exc!r}")
+            await self._deliver(records_outbound(records))
+            await stream.ack(event)
+            self.stats.done += 1
+            self.stats.seconds += time.monotonic() - started
+        finally:
+            self.stats.in_flight -= 1
+            self._slots.release()
+
+    async def _deliver(self, outputs: Sequence[Outbound]) -> None:
+        producer = self.app.producer
+        futs = [await producer.send(o.topic, o.key, o.value, o.partition, None, None) for o in outputs]
+        if futs:
+            await asyncio.gather(*futs)
+
+
+def judge_tier_for(settings: StreamSettings) -> JudgeTier:
+    """The worker's tier: ``--judge-config`` + ``--judge``, with the result cache in SQLite under the
+    worker's data dir unless the config names a path, so a restarted worker still has it."""
+    cfg = load_config(settings.judge_config, override=settings.judge)
+    if cfg.cache.enabled and cfg.cache.path is None:
+        path = Path(settings.faust_config()["datadir"]) / f"{settings.app_id}-judge-cache.sqlite3"
+        cfg = cfg.model_copy(update={"cache": cfg.cache.model_copy(update={"path": str(path)})})
+    return JudgeTier(cfg)
+
+
+def install(app: Any, settings: StreamSettings) -> tuple[JobEmitter, JudgeAgent]:
+    """Register the judge agent on ``app``; returns the emitter whose hooks the turn processor calls."""
+    tier = judge_tier_for(settings)
+    limit = float(app.conf.stream_processing_timeout)
+    if tier.config.deadline_s + JOB_SLACK_S >= limit:
+        raise ValueError(
+            f"judge deadline_s {tier.config.deadline_s:g} + {JOB_SLACK_S:g}s must stay under Faust's "
+            f"stream_processing_timeout ({limit:g}s)"
+        )
+    agent = JudgeAgent(app, tier, settings.judge_max_in_flight)
+    jobs = app.topic(
+        JUDGE_JOBS.name,
+        key_type=bytes,
+        value_type=bytes,
+        key_serializer="raw",
+        value_serializer="raw",
+        partitions=settings.partitions,
+    )
+
+    async def judge_jobs(stream: Any) -> None:
+        await agent.consume(stream)
+
+    app.agent(jobs, name="judge_jobs")(judge_jobs)
+    return JobEmitter(tier), agent
