@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from schemas import DEFAULT_LIMITS, Limits
-from schemas.topics import ALL_TOPICS, DEAD_LETTER, INTERNAL_TOPICS, TURNS
+from schemas.topics import ALL_TOPICS, DEAD_LETTER, INTERNAL_TOPICS, JUDGE_JOBS, TURNS
 
 from ._core import Timeouts
 from .broker import PROFILES, BrokerProfile, ProfileName, topic_plan
@@ -19,6 +19,12 @@ META_TABLE = "conversations"
 
 #: Largest record the worker produces (a dead letter of a maximal rejected payload fits with room).
 MAX_RECORD_BYTES = 4 * 1024 * 1024
+
+#: Kafka's own default log retention (7 days), made explicit so it is documented and configurable.
+DEFAULT_RETENTION_HOURS = 168.0
+#: Longest segment of a retention-bound topic: Kafka deletes or compacts closed segments only.
+MAX_SEGMENT_MS = 3_600_000
+DEFAULT_METRICS_PORT = 9464
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +41,11 @@ class StreamSettings:
     timer_interval: float = 0.5
     naive: bool = False
     limits: Limits = DEFAULT_LIMITS
+    #: Raw text on the broker (turns, dead letters, superseded changelog values), in hours; 0 = broker defaults.
+    retention_hours: float = DEFAULT_RETENTION_HOURS
+    #: ``/metrics``, ``/healthz``, ``/readyz`` (streams.observability); port 0 turns them off.
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int = DEFAULT_METRICS_PORT
     datadir: Path | None = None
     #: LLM judges (streams.judging): off unless ``judge`` (provider:model) or ``judge_config`` is set.
     judge: str | None = None
@@ -62,6 +73,28 @@ class StreamSettings:
         """
         out = {self._rename(s.name): {"cleanup.policy": "compact"} for s in INTERNAL_TOPICS if "-changelog" in s.name}
         out[DEAD_LETTER.name] = {"max.message.bytes": str(MAX_RECORD_BYTES)}
+        out.update(self._retention_configs(out))
+        return out
+
+    def _retention_configs(self, base: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        """``retention_hours`` as topic configs (see docs/operations.md, "Retention").
+
+        The turns, dead-letter and judge-jobs topics (raw text) delete records after ``retention.ms``; the changelogs
+        stay compacted, and ``max.compaction.lag.ms`` bounds how long a superseded value (the text of a
+        closed conversation, deleted by its tombstone) may wait for compaction. ``segment.ms`` caps the
+        active segment, which Kafka never deletes or compacts, at an hour.
+        """
+        ms = round(self.retention_hours * 3_600_000)
+        if ms <= 0:
+            return {}
+        segment = {"segment.ms": str(min(ms, MAX_SEGMENT_MS))}
+        out = {
+            name: {**base.get(name, {}), "retention.ms": str(ms), **segment}
+            for name in (TURNS.name, DEAD_LETTER.name, JUDGE_JOBS.name)
+        }
+        for name, cfg in base.items():
+            if cfg.get("cleanup.policy") == "compact":
+                out[name] = {**cfg, "max.compaction.lag.ms": str(ms), **segment}
         return out
 
     def _rename(self, name: str) -> str:

@@ -31,8 +31,8 @@ def test_compose_parses_and_has_the_production_shape() -> None:
 def test_compose_creates_every_topic_with_the_declared_partitions() -> None:
     doc = yaml.safe_load(COMPOSE.read_text())
     script = "\n".join(doc["services"]["topics"]["command"])
-    lines = [m.groups() for m in re.finditer(r"^\s*create (\S+) (\d+)(?: (\S+)=(\S+))?$", script, re.M)]
+    lines = [m.groups() for m in re.finditer(r"^\s*create (\S+) (\d+)((?: \S+=\S+)*)$", script, re.M)]
     settings = StreamSettings()
-    assert {name: int(n) for name, n, _, _ in lines} == settings.topics()
-    configs = {name: {key: value} for name, _, key, value in lines if key}
+    assert {name: int(n) for name, n, _ in lines} == settings.topics()
+    configs = {name: dict(kv.split("=", 1) for kv in rest.split()) for name, _, rest in lines if rest}
     assert configs == settings.topic_configs()
