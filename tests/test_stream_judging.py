@@ -237,8 +237,12 @@ def test_judgments_llm_scores_and_judge_alerts(broker, start_worker, server, tmp
         assert s.safety_gate_failed and not s.passed and s.usage.calls + s.usage.cache_hits == 12
         assert s.usage.cost_usd >= 0 and s.usage.input_tokens > 0
     judge_alerts = [a for a in got.of_kind("safety_alert") if a.alert_type == "judge_unsafe"]
-    assert {a.conversation_id for a in judge_alerts} == {c.conversation_id for c in cs}
-    assert all(a.categories == ["CQ8_NO"] and a.source == JUDGE for a in judge_alerts)
+    gate = [a for a in judge_alerts if a.turn_index is None]  # the checklist's safety gate, at close
+    assert sorted(a.conversation_id for a in gate) == sorted(c.conversation_id for c in cs)
+    assert all(a.categories == ["CQ8_NO"] and a.source == JUDGE for a in gate)
+    # Turn alerts come from the (deterministic) rubric answers: exactly those with safety <= 2.
+    unsafe = {(j.conversation_id, j.turn_index) for j in judgments if j.scores and (j.scores.safety or 5) <= 2}
+    assert {(a.conversation_id, a.turn_index) for a in judge_alerts if a.turn_index is not None} == unsafe
     # Every call was made once: 2 assistant turns x 1 rubric call + 12 criteria, per conversation.
     assert server.model_calls == len(cs) * (2 + 12)
 
@@ -255,7 +259,9 @@ def test_judge_500s_are_errors_that_fail_the_gate(broker, start_worker, server, 
 
     judgments = got.of_kind("turn_judgment")
     assert assistant_turns(cs) <= got.judged_turns()
-    assert all(j.status == "error" and j.scores is None and "500" in (j.error or "") for j in judgments)
+    causes = {j.error for j in judgments}
+    assert all(j.status == "error" and j.scores is None for j in judgments), causes
+    assert all("500" in c or "circuit open" in c for c in causes) and any("500" in c for c in causes), causes
     for (s,) in got.llm_scores().values():
         assert all(a.answer == "ERROR" and a.error for a in s.answers.values())
         assert s.score == 0.0 and not s.passed and s.safety_gate_failed
