@@ -26,6 +26,7 @@ from schemas.topics import CONTROL, TURNS
 from ._core import BatchResult, CloseHook, Inbound, TableName, TurnProcessor, Write, control_record
 from ._faust_patches import highwaters_from_fetch, limit_fetch_wait
 from .broker import bootstrap_of, create_topics
+from .observability import METRICS, event_timestamps, json_logging_config, start_health_server, turns_lag
 from .settings import META_TABLE, TURN_TABLE, StreamSettings
 
 log = logging.getLogger("attune.streams")
@@ -144,6 +145,7 @@ class Runtime:
                         len(missed),
                     )
                     self.repaired += len(missed)
+                    METRICS.reread.inc(len(missed))
                     out += missed
                 self._next_offset[item.partition] = max(item.offset + 1, expected or 0)
             out.append(item)
@@ -175,6 +177,7 @@ class Runtime:
             await consumer.stop()
 
     async def handle(self, events: Sequence[faust.EventT]) -> BatchResult:
+        started = time.time()
         items = [
             Inbound(e.message.topic, e.message.partition, e.message.offset, e.message.key, e.message.value)
             for e in events
@@ -188,6 +191,7 @@ class Runtime:
             raise
         self.store.apply(res.writes)
         self.processor.on_batch_applied(res)
+        METRICS.observe_batch(res, event_timestamps(events, TURNS.name), time.time(), started)
         return res
 
     async def _deliver(self, res: BatchResult) -> None:
@@ -199,12 +203,20 @@ class Runtime:
     async def handle_naive(self, event: faust.EventT) -> None:
         """One event at a time, each output awaited on its own: the baseline the benchmark compares to."""
         m = event.message
+        started = time.time()
         items = await self._audit([Inbound(m.topic, m.partition, m.offset, m.key, m.value)])
         res = self.processor.process(items, time.time())
         for o in res.outputs:
             await (await self.app.producer.send(o.topic, o.key, o.value, o.partition, None, None))
         self.store.apply(res.writes)
         self.processor.on_batch_applied(res)
+        METRICS.observe_batch(res, event_timestamps([event], TURNS.name), time.time(), started)
+
+    def refresh_gauges(self) -> None:
+        """Open conversations and per-partition lag, on the event loop (the scrape thread only reads)."""
+        METRICS.set_open_conversations(self.store.metas())
+        owned = [tp for tp in self.app.consumer.assignment() if tp.topic == TURNS.name]
+        METRICS.set_lag(turns_lag({tp.partition: self.app.consumer.highwater(tp) for tp in owned}, self._next_offset))
 
     async def sweep(self) -> None:
         """Ask the owning agent (via the control topic) to close, flush or expire due conversations."""
@@ -217,6 +229,7 @@ class Runtime:
             await self.app.producer.send(CONTROL.name, cid.encode(), control_record(cid, action), partition, None, None)
         for cid in [c for c, t in self._requested.items() if now - t > repeat_after]:
             del self._requested[cid]
+        self.refresh_gauges()
         if time.monotonic() - self._last_report > 10.0:
             self._last_report = time.monotonic()
             s = self.processor.stats
@@ -268,6 +281,7 @@ def create_app(
 
         emitter, _ = install(app, settings)
         turn_hooks.append(emitter.on_turn)
+        METRICS.watch_judge_stats(lambda: emitter.tier.stats)
         close_hooks = [*close_hooks, emitter.on_close]
     processor = TurnProcessor(evaluator, store, settings.timeouts, close_hooks, settings.limits, turn_hooks)
     rt = Runtime(app, processor, store, settings)
@@ -294,10 +308,13 @@ def create_app(
     return app, rt
 
 
-def run_worker(settings: StreamSettings, loglevel: str = "WARNING") -> int:
+def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: str = "text") -> int:
     """Create the topics, then run one Faust worker in this process until SIGTERM/SIGINT."""
+    health = start_health_server(METRICS, settings.metrics_host, settings.metrics_port)  # /healthz before Kafka
     asyncio.run(create_topics(bootstrap_of(settings.broker), settings.topics(), configs=settings.topic_configs()))
     asyncio.set_event_loop(asyncio.new_event_loop())
+    if health is not None:
+        health.attach(asyncio.get_event_loop())
     prof = settings.broker_profile
     if prof.fetch_max_wait_ms is not None:
         limit_fetch_wait(prof.fetch_max_wait_ms)
@@ -310,8 +327,20 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING") -> int:
         # A machine-readable line for supervisors (demo, tests): this worker owns these turns partitions.
         owned = sorted(tp.partition for tp in app.consumer.assignment() if tp.topic == TURNS.name)
         print(f"{READY_MARKER} pid={os.getpid()} partitions={','.join(map(str, owned))}", flush=True)
+        METRICS.set_ready(True)
 
-    worker = faust.Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False, stdout=sys.stdout)
+    @app.on_partitions_revoked.connect
+    async def _unready(sender: Any, revoked: Any, **kwargs: Any) -> None:
+        METRICS.set_ready(False)  # until the rebalance completes and the tables are recovered again
+
+    worker = faust.Worker(
+        app,
+        loglevel=loglevel,
+        quiet=True,
+        redirect_stdouts=False,
+        stdout=sys.stdout,
+        logging_config=json_logging_config(loglevel) if log_format == "json" else None,
+    )
     worker.spinner = None  # its cursor escapes would garble the ready lines supervisors parse
     try:
         worker.execute_from_commandline()

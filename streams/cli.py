@@ -12,6 +12,7 @@ from schemas import DEFAULT_LIMITS, Limits
 from schemas.topics import ALL_TOPICS, TURNS
 
 from ._core import Timeouts
+from .settings import DEFAULT_METRICS_PORT, DEFAULT_RETENTION_HOURS
 
 DEFAULT_BROKER = "kafka://127.0.0.1:9092"
 
@@ -63,8 +64,11 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         judge=args.judge,
         judge_config=Path(args.judge_config) if args.judge_config else None,
         judge_max_in_flight=args.judge_max_in_flight,
+        retention_hours=args.retention_hours,
+        metrics_host=args.metrics_host,
+        metrics_port=args.metrics_port,
     )
-    return run_worker(settings, loglevel=args.loglevel)
+    return run_worker(settings, loglevel=args.loglevel, log_format=args.log_format)
 
 
 def _cmd_publish(args: argparse.Namespace) -> int:
@@ -142,6 +146,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     j.add_argument("--judge", metavar="PROVIDER:MODEL", help="judge sampled turns and closed conversations")
     j.add_argument("--judge-config", metavar="TOML", help="routing/limits/sampling/prices (judges.example.toml)")
     j.add_argument("--judge-max-in-flight", type=int, default=256, help="judge jobs run at once per worker")
+    p.add_argument(
+        "--retention-hours",
+        type=float,
+        default=DEFAULT_RETENTION_HOURS,
+        help="raw text on the broker: retention of turns/dead letters/judge jobs, compaction bound of the "
+        "changelogs, applied when the worker creates the topics; 0 = broker defaults (default %(default)s)",
+    )
+    o = p.add_argument_group("observability")
+    o.add_argument(
+        "--metrics-port",
+        type=int,
+        default=DEFAULT_METRICS_PORT,
+        help="serve /metrics, /healthz, /readyz on this port; 0 = off (default %(default)s)",
+    )
+    o.add_argument("--metrics-host", default="127.0.0.1", help="address of the metrics endpoint (default %(default)s)")
+    o.add_argument(
+        "--log-format", choices=("text", "json"), default="text", help="log lines as text or JSON objects on stderr"
+    )
     p.add_argument("--loglevel", default="WARNING", help="log level (default %(default)s)")
     p.set_defaults(func=_cmd_worker)
 
