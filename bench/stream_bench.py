@@ -5,14 +5,20 @@ time, each output awaited on its own, same scoring and tables) on a fresh embedd
 
 1. **throughput**: a backlog of conversations is published first, then one worker drains it; turns/s is
    the number of turns over the time from the first to the last output record (join and recovery
-   excluded), and every record the batch path produces must arrive (checked by id);
+   excluded), and every record the batch path produces must arrive (checked by id). The CPU time the
+   worker, the broker and this process (the output reader) used while draining is reported as a share of
+   one core, with the machine's total, so the split on a shared machine is visible;
 2. **latency**: live traffic at a fixed rate (default 500 turns/s); turn→score is the time from sending
    an assistant turn to receiving its ``turn_score``, crisis-turn→alert from sending a crisis user turn
    to receiving its ``crisis_disclosure`` alert (both measured by the same process, one clock).
 
+Mode ``processor`` runs the same backlog through :class:`streams.TurnProcessor` in this process, with an
+in-memory store and no broker (decode, score, encode outputs, table writes): the worker's own ceiling.
+
 Conversations are the bundled demo samples (realistic text, crisis turns included) under fresh ids.
 
     .venv/bin/python bench/stream_bench.py [--backlog 600] [--rate 500] [--seconds 10] [--json out.json]
+        [--modes processor,batched,naive]
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 import time
@@ -27,10 +34,10 @@ from pathlib import Path
 
 import orjson
 
-from schemas import Conversation, Turn, decode_output, encode
+from schemas import Conversation, Turn, encode
 from schemas.topics import CONVERSATION_SCORES, SAFETY_ALERTS, TURN_SCORES, TURNS
-from scorers import evaluate_conversation
-from streams import EmbeddedBroker, StreamSettings, WorkerProcess, create_topics
+from scorers import Evaluator, evaluate_conversation
+from streams import DictStore, EmbeddedBroker, Inbound, StreamSettings, TurnProcessor, WorkerProcess, create_topics
 from streams.demo import bundled_samples
 from streams.io import consume, load_conversations, producer_for
 
@@ -66,13 +73,53 @@ def pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds a process has used so far (0 if it is gone or unknown)."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds all processes on the machine have used so far (every core, from /proc/stat)."""
+    vals = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
+    return (sum(vals[:8]) - idle) / _TICK
+
+
+class CpuMeter:
+    """CPU used by named processes (and the whole machine) between :meth:`start` and :meth:`stop`."""
+
+    def __init__(self, pids: dict[str, int | None]) -> None:
+        self.pids = pids
+        self.t0 = time.monotonic()
+        self.before = {n: cpu_seconds(p) for n, p in pids.items()} | {"machine": machine_busy_seconds()}
+
+    def stop(self) -> dict[str, float]:
+        """Percent of one core per process over the interval (the machine total is out of 100 x cores)."""
+        wall = time.monotonic() - self.t0
+        after = {n: cpu_seconds(p) for n, p in self.pids.items()} | {"machine": machine_busy_seconds()}
+        return {n: round(100 * (after[n] - self.before[n]) / wall) for n in after}
+
+
 class Collector:
-    """Reads the output topics in the background; records the first arrival time of every id."""
+    """Reads the output topics in the background; records the first arrival time of every id.
+
+    Records are parsed with orjson only (id and position), not validated: the reader shares the cores
+    with the worker, and the worker's outputs are validated against the batch path in the tests.
+    """
 
     def __init__(self, broker: str) -> None:
         self.broker = broker
         self.first: dict[str, float] = {}
-        self.records: dict[str, object] = {}
+        self.records: dict[str, tuple[str, str | None, int | None, str | None]] = {}
         self.stop = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
@@ -81,9 +128,11 @@ class Collector:
 
     async def _run(self) -> None:
         async for _topic, _k, value, at in consume(self.broker, OUTPUTS, stop=self.stop):
-            rec = decode_output(value)
-            rid = rec.alert_id if rec.kind == "safety_alert" else rec.record_id  # type: ignore[union-attr]
+            obj = orjson.loads(value)
+            kind = obj["kind"]
+            rid = obj["alert_id"] if kind == "safety_alert" else obj["record_id"]
             if rid not in self.first:
+                rec = (kind, obj.get("conversation_id"), obj.get("turn_index"), obj.get("alert_type"))
                 self.first[rid] = at
                 self.records[rid] = rec
 
@@ -141,7 +190,9 @@ async def run_mode(mode: str, args: argparse.Namespace, logdir: Path) -> dict[st
         worker = WorkerProcess(broker.url, "tansu", [*extra, "--inactivity-timeout", "120"], logdir / f"w-{mode}.log")
         try:
             await asyncio.to_thread(worker.wait_ready, 90)
+            meter = CpuMeter({"worker": worker.pid, "broker": broker.pid, "bench": os.getpid()})
             complete = await collector.wait_for(want, args.drain_timeout)
+            result["drain_cpu_pct"] = meter.stop()
             arrivals = [collector.first[i] for i in want if i in collector.first]
             span = max(arrivals) - min(arrivals) if arrivals else float("nan")
             result.update(
@@ -155,19 +206,22 @@ async def run_mode(mode: str, args: argparse.Namespace, logdir: Path) -> dict[st
             live = conversations(max(1, int(args.rate * args.seconds / 6.5)), f"{mode}-live")
             live_turns = interleaved(live)
             live_want = expected_ids(live)
+            meter = CpuMeter({"worker": worker.pid, "broker": broker.pid, "bench": os.getpid()})
             sent = await send_all(broker.url, live_turns, args.rate)
             live_complete = await collector.wait_for(live_want, args.drain_timeout)
+            result["live_cpu_pct"] = meter.stop()
             score_lat, alert_lat = [], []
             trace: list[tuple[float, str, float]] = []
             for rid in live_want:
                 rec = collector.records.get(rid)
-                if rec is None or rec.kind == "conversation_score":  # type: ignore[attr-defined]
+                if rec is None:
                     continue
-                key = (rec.conversation_id, rec.turn_index)  # type: ignore[attr-defined]
-                if rec.kind == "turn_score" and key in sent:  # type: ignore[attr-defined]
+                kind, cid, turn_index, alert_type = rec
+                key = (cid, turn_index)
+                if kind == "turn_score" and key in sent:
                     score_lat.append(1000 * (collector.first[rid] - sent[key]))
                     trace.append((sent[key], "score", score_lat[-1]))
-                elif rec.kind == "safety_alert" and rec.alert_type == "crisis_disclosure" and key in sent:  # type: ignore[attr-defined]
+                elif kind == "safety_alert" and alert_type == "crisis_disclosure" and key in sent:
                     alert_lat.append(1000 * (collector.first[rid] - sent[key]))
             if args.trace:
                 t0 = min(t for t, _, _ in trace)
@@ -190,23 +244,56 @@ async def run_mode(mode: str, args: argparse.Namespace, logdir: Path) -> dict[st
     return result
 
 
+def run_processor(args: argparse.Namespace) -> dict[str, object]:
+    """The backlog through TurnProcessor in this process (no broker, no Faust): the worker's own ceiling.
+
+    Batches of ``--batch`` events, as the agent takes them; every record of the batch path must come out.
+    """
+    convs = conversations(args.backlog, "processor-backlog")
+    turns = interleaved(convs)
+    items = [Inbound(TURNS.name, 0, i, t.conversation_id.encode(), encode(t)) for i, t in enumerate(turns)]
+    store = DictStore()
+    proc = TurnProcessor(Evaluator(), store)
+    got: set[str] = set()
+    t0 = time.perf_counter()
+    for i in range(0, len(items), args.batch):
+        res = proc.process(items[i : i + args.batch], time.time())
+        store.apply(res.writes)
+        proc.on_batch_applied(res)
+        for o in res.outputs:
+            obj = orjson.loads(o.value)
+            got.add(obj["alert_id"] if o.kind == "safety_alert" else obj["record_id"])
+    elapsed = time.perf_counter() - t0
+    want = expected_ids(convs)  # after timing: the batch path must not warm the text caches first
+    return {
+        "mode": "processor",
+        "backlog_turns": len(items),
+        "backlog_complete": got == want,
+        "live_complete": True,
+        "turns_per_s": round(len(items) / elapsed),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backlog", type=int, default=600, help="conversations in the throughput backlog")
     p.add_argument("--rate", type=float, default=500.0, help="live traffic, turns per second")
     p.add_argument("--seconds", type=float, default=10.0, help="duration of the live phase")
     p.add_argument("--drain-timeout", type=float, default=120.0)
-    p.add_argument("--modes", default="batched,naive")
+    p.add_argument("--modes", default="processor,batched,naive", help="any of processor, batched, naive")
+    p.add_argument("--batch", type=int, default=500, help="events per batch in the processor mode")
     p.add_argument("--json", default=None, help="also write the results here")
     p.add_argument("--trace", default=None, help="write (sent_at, kind, latency_ms) rows to TRACE.<mode>.json")
     args = p.parse_args(argv)
     logdir = Path(tempfile.mkdtemp(prefix="attune-bench-"))
-    results = [asyncio.run(run_mode(m, args, logdir)) for m in args.modes.split(",")]
+    modes = args.modes.split(",")
+    results = [run_processor(args) if m == "processor" else asyncio.run(run_mode(m, args, logdir)) for m in modes]
     by = {r["mode"]: r for r in results}
     summary: dict[str, object] = {"results": results, "logs": str(logdir)}
     if "batched" in by and "naive" in by and by["batched"].get("turns_per_s") and by["naive"].get("turns_per_s"):
         summary["throughput_ratio"] = round(by["batched"]["turns_per_s"] / by["naive"]["turns_per_s"], 2)  # type: ignore[operator]
     cols = ["mode", "turns_per_s", "backlog_complete", "score_ms_p50", "score_ms_p99", "alert_ms_p50", "alert_ms_p99"]
+    cols += ["drain_cpu_pct", "live_cpu_pct"]
     print(" | ".join(cols))
     for r in results:
         print(" | ".join(str(r.get(c)) for c in cols))
