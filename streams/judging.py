@@ -20,9 +20,10 @@ of order never skip an unfinished one. Records have deterministic ids; consumers
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -234,6 +235,7 @@ class JudgeAgent:
         self.stats = AgentStats()
         self._slots = asyncio.Semaphore(max_in_flight)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._running: dict[str, list[Any]] = {}  # job id -> [lock, holders]
 
     async def consume(self, stream: Any) -> None:
         manual = stream.noack()
@@ -262,7 +264,7 @@ class JudgeAgent:
                 await stream.ack(event)
                 return
             try:
-                async with asyncio.timeout(self.job_bound):
+                async with self._single_flight(job.job_id), asyncio.timeout(self.job_bound):
                     records = await run_job(self.tier, job)
             except TimeoutError:
                 self.stats.failed += 1
@@ -278,6 +280,20 @@ class JudgeAgent:
         finally:
             self.stats.in_flight -= 1
             self._slots.release()
+
+    @contextlib.asynccontextmanager
+    async def _single_flight(self, job_id: str) -> AsyncIterator[None]:
+        """One run per job id at a time. A job emitted twice (its turns redelivered after a crash) waits
+        for the first copy and then finds every answer in the cache, instead of paying for it again."""
+        entry = self._running.setdefault(job_id, [asyncio.Lock(), 0])
+        entry[1] += 1
+        try:
+            async with entry[0]:
+                yield
+        finally:
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self._running[job_id]
 
     async def _deliver(self, outputs: Sequence[Outbound]) -> None:
         producer = self.app.producer
