@@ -320,7 +320,19 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
         limit_fetch_wait(prof.fetch_max_wait_ms)
     if prof.highwaters_from_fetch:
         highwaters_from_fetch(bootstrap_of(settings.broker))
-    app, _ = create_app(settings)
+    app, rt = create_app(settings)
+    watch = None
+    if settings.broker_check_interval > 0:  # a broker that lost its state: exit saying what, never hang
+        from ._broker_watch import BrokerWatch
+
+        watch = BrokerWatch(
+            settings.broker,
+            settings.app_id,
+            settings.topics(),
+            consumed=lambda: rt._next_offset,
+            table_keys=lambda: {t.changelog_topic.get_topic_name(): len(t.data) for t in rt.store._tables.values()},
+        )
+        app.timer(settings.broker_check_interval, name="broker_watch")(watch.tick)
 
     @app.on_rebalance_complete.connect
     async def _announce(sender: Any, **kwargs: Any) -> None:
@@ -345,6 +357,10 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
     try:
         worker.execute_from_commandline()
     except SystemExit as exc:
+        if watch is not None and watch.lost is not None:
+            from ._broker_watch import EXIT_BROKER_STATE_LOST
+
+            return EXIT_BROKER_STATE_LOST
         return int(exc.code or 0)
     return 0
 

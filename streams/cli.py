@@ -64,6 +64,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         judge=args.judge,
         judge_config=Path(args.judge_config) if args.judge_config else None,
         judge_max_in_flight=args.judge_max_in_flight,
+        broker_check_interval=args.broker_check_interval,
         retention_hours=args.retention_hours,
         metrics_host=args.metrics_host,
         metrics_port=args.metrics_port,
@@ -146,6 +147,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     j.add_argument("--judge", metavar="PROVIDER:MODEL", help="judge sampled turns and closed conversations")
     j.add_argument("--judge-config", metavar="TOML", help="routing/limits/sampling/prices (judges.example.toml)")
     j.add_argument("--judge-max-in-flight", type=int, default=256, help="judge jobs run at once per worker")
+    p.add_argument(
+        "--broker-check-interval",
+        type=float,
+        default=5.0,
+        help="seconds between checks that the broker kept the worker's topics/offsets; exit 75 if not (0: off)",
+    )
     p.add_argument(
         "--retention-hours",
         type=float,

@@ -51,6 +51,9 @@ class StreamSettings:
     judge: str | None = None
     judge_config: Path | None = None
     judge_max_in_flight: int = 256
+    #: Seconds between checks that the broker still has the worker's topics and offsets (0: off); see
+    #: streams._broker_watch (a restarted in-memory broker makes the worker exit 75 instead of hanging).
+    broker_check_interval: float = 5.0
 
     @property
     def judging(self) -> bool:

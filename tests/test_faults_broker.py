@@ -1,0 +1,81 @@
+"""Fault: the embedded broker restarts under a running worker (Tansu is memory-only: everything is lost).
+
+Before the broker watch (streams/_broker_watch.py) the worker reconnected without an error and then sat
+at offsets that no longer existed, scoring nothing and logging nothing. Now it must exit within a few
+check intervals, with exit code 75 and one line naming what the broker lost, and a restarted worker
+must score new traffic on the new broker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from _stream_helpers import comparable, expected_records, read_back, synthetic
+
+from schemas import Conversation
+from schemas.topics import TURNS
+from streams import StreamSettings, create_topics
+from streams._broker_watch import EXIT_BROKER_STATE_LOST
+from streams.io import publish, schedule
+
+pytestmark = [pytest.mark.broker, pytest.mark.slow]
+
+#: Seconds between watch checks in this test (default 5 s: ``--broker-check-interval``).
+CHECK_S = 1.0
+#: Allow several checks (the first ones may find the broker still down) plus a graceful shutdown.
+EXIT_WITHIN_S = 20.0
+
+
+def _open(conv: Conversation, keep: int) -> Conversation:
+    """The first ``keep`` turns only: a conversation still open (buffered) when the broker goes away."""
+    return conv.model_copy(update={"turns": conv.turns[:keep]})
+
+
+@pytest.mark.parametrize("after_restart", ["empty", "recreated_with_traffic"])
+def test_broker_restart_makes_the_worker_exit_with_what_was_lost(broker, start_worker, after_restart: str) -> None:
+    worker = start_worker("--inactivity-timeout", "120", "--loglevel", "INFO", "--broker-check-interval", str(CHECK_S))
+    worker.wait_ready(60)
+    closed = synthetic(6, 6, prefix="before")
+    still_open = [_open(c, 3) for c in synthetic(4, 6, prefix="open")]
+    asyncio.run(publish(broker.url, TURNS.name, schedule(closed + still_open), profile="tansu"))
+    want = expected_records(closed)
+    seen = asyncio.run(read_back(broker.url, lambda s: want.keys() <= s.keys(), timeout=60))
+    assert want.keys() <= seen.keys()
+    time.sleep(2 * CHECK_S + 0.5)  # at least one watch check with the topics, offsets and changelogs in place
+
+    broker.stop()
+    broker.start()  # same port, empty memory
+    restarted_at = time.monotonic()
+    if after_restart == "recreated_with_traffic":
+        # The worst case for a silent hang: the topics exist again and new turns arrive at low offsets.
+        settings = StreamSettings(broker=broker.url, profile="tansu")
+        asyncio.run(create_topics(broker.bootstrap, settings.topics(), configs=settings.topic_configs()))
+        asyncio.run(publish(broker.url, TURNS.name, schedule(synthetic(2, 4, prefix="new")), profile="tansu"))
+
+    try:
+        code = worker.proc.wait(EXIT_WITHIN_S)
+    except Exception:
+        pytest.fail(f"worker still running {EXIT_WITHIN_S:g} s after the broker restart:\n{worker.tail()}")
+    took = time.monotonic() - restarted_at
+    reason = [ln for ln in worker.lines if "the broker lost its state" in ln]
+    print(f"{after_restart}: worker exited {code} after {took:.1f} s: {reason[:1]}")
+    assert code == EXIT_BROKER_STATE_LOST, worker.tail()
+    assert len(reason) == 1 and "CRITICAL" in reason[0], worker.tail()
+    assert "partition offsets reset" in reason[0] or "topics gone" in reason[0]
+    # The open conversations' buffered turns were in the changelogs: the message must say they are gone.
+    assert "table changelogs lost" in reason[0] and "turn_buffer-changelog" in reason[0]
+    assert "exiting with code 75" in reason[0]
+
+    if after_restart == "empty":
+        return  # the recovery below is the same in both cases; once keeps the suite short
+    # Recovery: a new worker recreates the topics and scores new traffic on the new broker.
+    again = start_worker("--inactivity-timeout", "120")
+    again.wait_ready(60)
+    fresh = synthetic(4, 4, prefix="after")
+    asyncio.run(publish(broker.url, TURNS.name, schedule(fresh), profile="tansu"))
+    want = expected_records(fresh)
+    seen = asyncio.run(read_back(broker.url, lambda s: want.keys() <= s.keys(), timeout=60))
+    assert want.keys() <= seen.keys()
+    assert all(comparable(got) == comparable(want[rid]) for rid in want for _, got in seen[rid])
