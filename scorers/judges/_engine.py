@@ -154,7 +154,9 @@ class JudgeEngine:
             except (InvalidReply, ValueError) as e:
                 self.stats.invalid_replies += 1
                 problem = _short(e)
-                log.info("judge %s: invalid reply (%s), ask %d", judge, problem, ask + 1)
+                # The problem text may quote the reply (which may quote the conversation): DEBUG only.
+                log.info("judge %s: invalid reply, ask %d", judge, ask + 1)
+                log.debug("judge %s: invalid reply detail: %s", judge, problem)
                 current = prompt.with_correction(problem)
                 continue
             if self.cache is not None:
