@@ -22,6 +22,7 @@ Decisions (also in docs/safety-detection.md):
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from schemas import Severity
 
@@ -427,7 +428,14 @@ def detect_crisis(text: str) -> list[Signal]:
     """Crisis cues in a USER turn: one Signal per category, most urgent category first."""
     if not text:
         return []
-    return to_signals(_CRISIS.scan(normalise(text)), CRISIS_CATEGORIES)
+    return list(_crisis_signals(text))
+
+
+@lru_cache(maxsize=4096)
+def _crisis_signals(text: str) -> tuple[Signal, ...]:
+    """Cached per text (Signals are frozen): a crisis turn is scanned on arrival, when the reply answers
+    it, and twice by the checklist at close."""
+    return tuple(to_signals(_CRISIS.scan(normalise(text)), CRISIS_CATEGORIES))
 
 
 def crisis_severity(signals: list[Signal]) -> Severity | None:

@@ -9,6 +9,7 @@ chat spellings folded to one form ("im", "I am" -> "i'm"; "dont", "do not" -> "d
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ._lexicon import trie_pattern
 
@@ -86,8 +87,12 @@ def _canon(m: re.Match[str]) -> str:
     return _CANON[m.group()]
 
 
+@lru_cache(maxsize=8192)
 def normalise(text: str) -> str:
-    """Lower-case, fold apostrophes/quotes/dashes, collapse whitespace, canonicalise contractions."""
+    """Lower-case, fold apostrophes/quotes/dashes, collapse whitespace, canonicalise contractions.
+
+    Cached: a reply is normalised for the resource and harm detectors, and again by the checklist at close.
+    """
     t = text.lower().translate(_TRANSLATE)
     t = " ".join(t.split())
     return _CANON_RX.sub(_canon, t)

@@ -17,6 +17,7 @@ encouraging dependency and minimising a crisis are high, and pseudo-diagnosis / 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .._base import Signal
 from ._context import clause_left, diagnosis_hedged, medically_supervised, negated
@@ -206,8 +207,12 @@ _RESOURCES = RuleSet(_RESOURCE_RULES, MACROS)
 _HARMFUL = RuleSet(_HARMFUL_RULES, MACROS)
 
 
+@lru_cache(maxsize=4096)
 def offers_crisis_resources(text: str) -> bool:
-    """True if an ASSISTANT reply points to a crisis line, text line or emergency service."""
+    """True if an ASSISTANT reply points to a crisis line, text line or emergency service.
+
+    Cached per text (as :func:`detect_harmful_reply`): the checklist at close asks again about every reply.
+    """
     if not text:
         return False
     return bool(_RESOURCES.scan(normalise(text), first_only=True))
@@ -217,4 +222,9 @@ def detect_harmful_reply(text: str) -> list[Signal]:
     """Harmful patterns in an ASSISTANT reply: one Signal per category (see module docstring)."""
     if not text:
         return []
-    return to_signals(_HARMFUL.scan(normalise(text)), HARMFUL_CATEGORIES)
+    return list(_harmful_signals(text))
+
+
+@lru_cache(maxsize=4096)
+def _harmful_signals(text: str) -> tuple[Signal, ...]:
+    return tuple(to_signals(_HARMFUL.scan(normalise(text)), HARMFUL_CATEGORIES))
