@@ -44,6 +44,7 @@ from scorers.judges import CHECKLIST_JUDGE_RUBRIC, TURN_METRICS, JudgeTier, judg
 from scorers.judges.metrics._base import HISTORY_MESSAGES
 
 from ._core import ClosedConversation, Outbound
+from .observability import METRICS
 from .settings import MAX_RECORD_BYTES, StreamSettings
 
 log = logging.getLogger("attune.streams.judging")
@@ -274,6 +275,7 @@ class JudgeAgent:
                 self.stats.failed += 1
                 records = error_records(self.tier, job, f"judge job failed: {exc!r}")
             await self._deliver(records_outbound(records))
+            METRICS.judge_records(records)  # cost, tokens, judgments by status: once delivered
             await stream.ack(event)
             self.stats.done += 1
             self.stats.seconds += time.monotonic() - started
