@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -92,6 +93,17 @@ def machine_busy_seconds() -> float:
     vals = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
     return (sum(vals[:8]) - idle) / _TICK
+
+
+def profile_worker(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes]:
+    """Sample the worker with py-spy (``pip install py-spy``) while it drains; raw stacks go to ``out``.
+
+    ``--gil``: only the thread holding the GIL is sampled, so waits for the GIL do not show as work.
+    """
+    spy = Path(sys.executable).with_name("py-spy")
+    cmd = [str(spy), "record", "--pid", str(pid), "--duration", str(int(seconds)), "--rate", "250", "--gil"]
+    print(f"py-spy -> {out}", file=sys.stderr)
+    return subprocess.Popen([*cmd, "--format", "raw", "--nonblocking", "--output", str(out)], stdout=subprocess.DEVNULL)
 
 
 class CpuMeter:
@@ -187,11 +199,15 @@ async def run_mode(mode: str, args: argparse.Namespace, logdir: Path) -> dict[st
         result["publish_turns_per_s"] = round(len(backlog_turns) / (time.monotonic() - t0))
 
         extra = ["--naive"] if mode == "naive" else []
-        worker = WorkerProcess(broker.url, "tansu", [*extra, "--inactivity-timeout", "120"], logdir / f"w-{mode}.log")
+        wargs = [*extra, "--inactivity-timeout", "120", *args.worker_arg]
+        worker = WorkerProcess(broker.url, "tansu", wargs, logdir / f"w-{mode}.log")
         try:
             await asyncio.to_thread(worker.wait_ready, 90)
             meter = CpuMeter({"worker": worker.pid, "broker": broker.pid, "bench": os.getpid()})
+            spy = profile_worker(worker.pid, args.py_spy, logdir / f"py-spy-{mode}.txt") if args.py_spy else None
             complete = await collector.wait_for(want, args.drain_timeout)
+            if spy is not None:
+                await asyncio.to_thread(spy.wait)
             result["drain_cpu_pct"] = meter.stop()
             arrivals = [collector.first[i] for i in want if i in collector.first]
             span = max(arrivals) - min(arrivals) if arrivals else float("nan")
@@ -281,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=10.0, help="duration of the live phase")
     p.add_argument("--drain-timeout", type=float, default=120.0)
     p.add_argument("--modes", default="processor,batched,naive", help="any of processor, batched, naive")
+    p.add_argument("--worker-arg", action="append", default=[], help="extra `attune worker` argument (repeat)")
+    p.add_argument("--py-spy", type=float, default=0, help="profile the worker's drain for this many seconds")
     p.add_argument("--batch", type=int, default=500, help="events per batch in the processor mode")
     p.add_argument("--json", default=None, help="also write the results here")
     p.add_argument("--trace", default=None, help="write (sent_at, kind, latency_ms) rows to TRACE.<mode>.json")
