@@ -55,15 +55,41 @@ def contains_any(haystack: str, phrases: Iterable[str]) -> bool:
     return any(p in haystack for p in phrases)
 
 
+def trie_pattern(words: Iterable[str]) -> str:
+    """A regex matching exactly ``words`` (longest first), factored by common prefixes.
+
+    Same language and, at every position, the same preference (the longest word whose continuation
+    matches) as a longest-first flat alternation, but the engine tests a few characters per position
+    instead of every word: a 100-phrase list costs about a third as much per search.
+    """
+    trie: dict[str, dict] = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:
+        ends = "" in node
+        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        if ends:
+            return body + "?" if len(alts) == 1 and len(body) == 1 else "(?:" + body + ")?"
+        return body
+
+    return emit(trie)
+
+
 def compile_terms(terms: Iterable[str], *, prefix: bool = False) -> re.Pattern[str]:
     """One word-bounded alternation for a term list (longest first so multi-word phrases win).
 
     ``prefix=True`` lets a term match the start of a longer word ("frustrat" -> "frustrated").
-    Match against :func:`fold`-ed text.
+    Match against :func:`fold`-ed text. Compiled as a prefix trie (see :func:`trie_pattern`).
     """
-    alts = "|".join(re.escape(t) for t in sorted(set(terms), key=len, reverse=True))
     tail = r"" if prefix else r"\b"
-    return re.compile(rf"(?<![\w'])(?:{alts}){tail}")
+    return re.compile(rf"(?<![\w'])(?:{trie_pattern(set(terms))}){tail}")
 
 
 # --- stop words ----------------------------------------------------------------------------------------
