@@ -10,6 +10,7 @@ from ._evaluator import (
     Evaluator,
     UserTurnResult,
     evaluate_conversation,
+    exchange_after,
     exchange_for,
     exchanges_of,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "Signal",
     "UserTurnResult",
     "evaluate_conversation",
+    "exchange_after",
     "exchange_for",
     "exchanges_of",
 ]

@@ -173,13 +173,28 @@ def exchange_for(
 ) -> Exchange:
     """Build the Exchange for a reply from the earlier buffered messages (any order, indices < turn_index)."""
     prior = sorted((p for p in earlier if p[0] < turn_index), key=lambda p: p[0])
-    user_text = next((m.text for _, m in reversed(prior) if m.role == "user"), "")
+    return exchange_after(conversation_id, turn_index, response, [m for _, m in prior], context)
+
+
+def exchange_after(
+    conversation_id: str,
+    turn_index: int,
+    response: str,
+    history: Sequence[Message],
+    context: TurnContext | None,
+) -> Exchange:
+    """:func:`exchange_for` when ``history`` is already exactly the earlier messages, oldest first.
+
+    The stream's case (turns are processed in index order): no filtering or sorting of the whole
+    history per reply, only a copy into the tuple and a backwards scan to the nearest user message.
+    """
+    user_text = next((m.text for m in reversed(history) if m.role == "user"), "")
     return Exchange(
         conversation_id=conversation_id,
         turn_index=turn_index,
         user_text=user_text,
         response=response,
-        history=tuple(m for _, m in prior),
+        history=tuple(history),
         context=context or _DEFAULT_CONTEXT,
     )
 

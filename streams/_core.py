@@ -260,6 +260,9 @@ class _History:
     messages: list[tuple[int, Message]]
     scores: list[TurnScore]
     context: TurnContext | None
+    #: The messages alone while they were appended in ascending index order (the normal case), so a reply's
+    #: Exchange is a copy of this list instead of a filter and sort of the history; None once out of order.
+    ordered: list[Message] | None = None
 
 
 class TurnProcessor:
@@ -432,7 +435,10 @@ class TurnProcessor:
             if entry.get("c"):
                 meta["crisis"] = idx
         else:
-            ex = _exchange_for(cid, idx, entry["t"], hist.messages, hist.context)
+            if hist.ordered is not None and (not hist.messages or hist.messages[-1][0] < idx):
+                ex = _exchange_after(cid, idx, entry["t"], hist.ordered, hist.context)
+            else:
+                ex = _exchange_for(cid, idx, entry["t"], hist.messages, hist.context)
             crisis = meta.get("crisis")
             ares = self.ev.on_assistant_turn(ex, answers_crisis_turn=crisis)
             meta["crisis"] = None
@@ -442,7 +448,14 @@ class TurnProcessor:
             self._emit(res, [ares.score, *ares.alerts])
             for turn_hook in self.turn_hooks:
                 res.outputs.extend(turn_hook(ex, bool(ares.alerts) or crisis is not None))
-        hist.messages.append((idx, Message(role=entry["r"], text=entry["t"], turn_index=idx)))
+        # Fields taken from a validated Turn (or our own table entry of one): no second validation.
+        msg = Message.model_construct(role=entry["r"], text=entry["t"], turn_index=idx)
+        if hist.ordered is not None:
+            if hist.messages and hist.messages[-1][0] > idx:
+                hist.ordered = None
+            else:
+                hist.ordered.append(msg)
+        hist.messages.append((idx, msg))
         meta["done"] = max(meta["done"], idx)
         batch.put_turn(cid, idx, entry, meta["p"])
 
@@ -525,9 +538,10 @@ class TurnProcessor:
             entry = stored_turn(self.store, cid, i)
             if entry is None:
                 continue
-            h.messages.append((i, Message(role=entry["r"], text=entry["t"], turn_index=i)))
+            h.messages.append((i, Message.model_construct(role=entry["r"], text=entry["t"], turn_index=i)))
             if "s" in entry:
                 h.scores.append(TurnScore.model_construct(metrics=entry["s"]["m"], empathy=entry["s"]["e"]))
+        h.ordered = [m for _, m in h.messages]  # ranges_iter is ascending
         self._history[cid] = h
         return h
 
@@ -561,6 +575,12 @@ def _exchange_for(
     from scorers import exchange_for
 
     return exchange_for(cid, idx, response, earlier, context)
+
+
+def _exchange_after(cid: str, idx: int, response: str, history: Sequence[Message], context: TurnContext | None) -> Any:
+    from scorers import exchange_after
+
+    return exchange_after(cid, idx, response, history, context)
 
 
 class _Batch:
