@@ -118,7 +118,8 @@ class CpuMeter:
         """Percent of one core per process over the interval (the machine total is out of 100 x cores)."""
         wall = time.monotonic() - self.t0
         after = {n: cpu_seconds(p) for n, p in self.pids.items()} | {"machine": machine_busy_seconds()}
-        return {n: round(100 * (after[n] - self.before[n]) / wall) for n in after}
+        self.used = {n: after[n] - self.before[n] for n in after}
+        return {n: round(100 * self.used[n] / wall) for n in after}
 
 
 class Collector:
@@ -209,6 +210,8 @@ async def run_mode(mode: str, args: argparse.Namespace, logdir: Path) -> dict[st
             if spy is not None:
                 await asyncio.to_thread(spy.wait)
             result["drain_cpu_pct"] = meter.stop()
+            # CPU per turn is steadier than turns/s on a shared machine (others' load stretches wall time).
+            result["worker_cpu_ms_per_turn"] = round(1000 * meter.used["worker"] / len(backlog_turns), 3)
             arrivals = [collector.first[i] for i in want if i in collector.first]
             span = max(arrivals) - min(arrivals) if arrivals else float("nan")
             result.update(
@@ -271,7 +274,7 @@ def run_processor(args: argparse.Namespace) -> dict[str, object]:
     store = DictStore()
     proc = TurnProcessor(Evaluator(), store)
     got: set[str] = set()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for i in range(0, len(items), args.batch):
         res = proc.process(items[i : i + args.batch], time.time())
         store.apply(res.writes)
@@ -280,6 +283,7 @@ def run_processor(args: argparse.Namespace) -> dict[str, object]:
             obj = orjson.loads(o.value)
             got.add(obj["alert_id"] if o.kind == "safety_alert" else obj["record_id"])
     elapsed = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     want = expected_ids(convs)  # after timing: the batch path must not warm the text caches first
     return {
         "mode": "processor",
@@ -287,6 +291,7 @@ def run_processor(args: argparse.Namespace) -> dict[str, object]:
         "backlog_complete": got == want,
         "live_complete": True,
         "turns_per_s": round(len(items) / elapsed),
+        "worker_cpu_ms_per_turn": round(1000 * cpu / len(items), 3),
     }
 
 
@@ -311,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     if "batched" in by and "naive" in by and by["batched"].get("turns_per_s") and by["naive"].get("turns_per_s"):
         summary["throughput_ratio"] = round(by["batched"]["turns_per_s"] / by["naive"]["turns_per_s"], 2)  # type: ignore[operator]
     cols = ["mode", "turns_per_s", "backlog_complete", "score_ms_p50", "score_ms_p99", "alert_ms_p50", "alert_ms_p99"]
-    cols += ["drain_cpu_pct", "live_cpu_pct"]
+    cols += ["worker_cpu_ms_per_turn", "drain_cpu_pct", "live_cpu_pct"]
     print(" | ".join(cols))
     for r in results:
         print(" | ".join(str(r.get(c)) for c in cols))
