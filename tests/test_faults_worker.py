@@ -60,7 +60,7 @@ def judge_server() -> Iterator[FakeJudgeServer]:
 
 
 async def _jobs_report(bootstrap: str, seen: dict) -> str:
-    """Checklist jobs on the jobs topic whose LLM score never arrived, with offsets and the group's commits."""
+    """Judge jobs on the broker whose output never arrived, with their offsets and the group's commits."""
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
     from schemas import JudgeJob
