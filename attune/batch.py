@@ -175,7 +175,7 @@ async def judge_items(
 
 
 def run(args: argparse.Namespace) -> int:
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)  # file:line messages stay on one line
     try:
         limits = Limits(
             max_payload_bytes=args.max_payload_bytes,
