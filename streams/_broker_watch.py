@@ -68,6 +68,9 @@ class BrokerWatch:
 
     async def check(self) -> str | None:
         """What the broker lost since the previous check (a sentence for the log), or None."""
+        # Positions first, broker ends second: records the worker consumes while the fetch is under way
+        # would otherwise put a position past an end offset that was read a moment earlier.
+        consumed_before = dict(self.consumed())
         try:
             found = await asyncio.wait_for(self._observe(), self.timeout)
         except Exception as exc:  # broker down or restarting: the clients retry, so does the watch
@@ -85,7 +88,7 @@ class BrokerWatch:
         ]
         behind = [
             f"{TURNS.name}[{p}] consumed up to {pos - 1}, broker ends at {hws[(TURNS.name, p)]}"
-            for p, pos in sorted(self.consumed().items())
+            for p, pos in sorted(consumed_before.items())
             if (TURNS.name, p) in hws and pos > hws[(TURNS.name, p)]
         ]
         uncommitted = [
