@@ -181,6 +181,7 @@ async def test_circuit_breaker_opens_and_closes(srv: FakeJudgeServer) -> None:
         before = srv.model_calls
         c = await tier.judge_turn(Exchange("c-br", 5, "x", "z"))
         assert c[0].status == "error" and "circuit open" in (c[0].error or "")
+        assert "503" in (c[0].error or "")  # the ERROR names the failure that opened the circuit
         assert srv.model_calls == before  # failed fast, no request sent
         await asyncio.sleep(0.35)
         assert tier.engine.breaker_state("fake") == "half_open"

@@ -179,7 +179,8 @@ class JudgeEngine:
         while True:
             if not slot.breaker.allow():
                 self.stats.breaker_rejections += 1
-                raise _Failure(f"{provider_name}: circuit open")
+                why = f" after: {slot.breaker.last_failure}" if slot.breaker.last_failure else ""
+                raise _Failure(f"{provider_name}: circuit open{why}")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 slot.breaker.neutral()
@@ -220,7 +221,7 @@ class JudgeEngine:
             status = str(err.status) if err.status is not None else "timeout/connection"
             self.stats.by_status[status] = self.stats.by_status.get(status, 0) + 1
             if err.retryable:
-                slot.breaker.failure()
+                slot.breaker.failure(str(err))
             else:
                 slot.breaker.neutral()
             if not err.retryable or attempt >= pc.max_retries:

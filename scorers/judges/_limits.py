@@ -91,6 +91,8 @@ class CircuitBreaker:
         self._failures = 0
         self._opened_at = 0.0
         self._probe_out = False
+        #: The failure that last counted against the provider: every "circuit open" ERROR names it.
+        self.last_failure: str | None = None
 
     @property
     def state(self) -> BreakerState:
@@ -113,8 +115,10 @@ class CircuitBreaker:
         self._failures = 0
         self._probe_out = False
 
-    def failure(self) -> None:
+    def failure(self, cause: str | None = None) -> None:
         self._failures += 1
+        if cause is not None:
+            self.last_failure = cause
         if self._state == "half_open" or self._failures >= self.failure_threshold:
             self._state = "open"
             self._opened_at = self._clock()
