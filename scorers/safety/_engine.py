@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from schemas import Severity
 
 from .._base import Signal
-from ._lexicon import trie_pattern
+from .._text import trie_pattern
 
 #: A guard sees the normalised text and the match span and returns True to reject the match.
 Guard = Callable[[str, int, int], bool]

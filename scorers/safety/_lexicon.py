@@ -5,31 +5,7 @@ All of them are written against :func:`normalise` output (lower case, canonical 
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-
-
-def trie_pattern(words: Sequence[str]) -> str:
-    """A regex matching exactly ``words`` (longest first), factored by common prefixes."""
-    trie: dict[str, dict] = {}
-    for w in words:
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def emit(node: dict[str, dict]) -> str:
-        ends = "" in node
-        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        if ends:
-            return body + "?" if len(alts) == 1 and len(body) == 1 else "(?:" + body + ")?"
-        return body
-
-    return emit(trie)
-
+from .._text import trie_pattern
 
 # Fillers allowed between a first-person subject and its verb ("i just really want to ...").
 # Negators are included on purpose: the pattern still matches and the negation guard then decides,

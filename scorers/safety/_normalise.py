@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ._lexicon import trie_pattern
+from .._text import trie_pattern
 
 _TRANSLATE = str.maketrans(
     {
