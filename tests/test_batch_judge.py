@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,17 +29,8 @@ CONVS = [
 @pytest.fixture
 def server() -> Iterator[FakeJudgeServer]:
     """The fake judge on its own event loop thread: ``attune evaluate`` runs its own ``asyncio.run``."""
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    srv = FakeJudgeServer()
-    asyncio.run_coroutine_threadsafe(srv.start(), loop).result(10)
-    try:
+    with FakeJudgeServer.in_thread() as srv:
         yield srv
-    finally:
-        asyncio.run_coroutine_threadsafe(srv.stop(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(5)
 
 
 def _setup(tmp_path: Path, srv: FakeJudgeServer, extra: str = "") -> tuple[Path, Path, Path]:

@@ -46,17 +46,8 @@ OUT = (TURN_SCORES.name, SAFETY_ALERTS.name, CONVERSATION_SCORES.name, TURN_JUDG
 @pytest.fixture
 def judge_server() -> Iterator[FakeJudgeServer]:
     """The fake judge on its own event-loop thread (reachable by the worker subprocesses)."""
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    srv = FakeJudgeServer(latency=JUDGE_LATENCY_S)
-    asyncio.run_coroutine_threadsafe(srv.start(), loop).result(10)
-    try:
+    with FakeJudgeServer.in_thread(latency=JUDGE_LATENCY_S) as srv:
         yield srv
-    finally:
-        asyncio.run_coroutine_threadsafe(srv.stop(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(5)
 
 
 async def _jobs_report(bootstrap: str, seen: dict) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,17 +32,8 @@ OUT_TOPICS = [TURN_SCORES.name, TURN_JUDGMENTS.name, CONVERSATION_SCORES.name, S
 @pytest.fixture
 def server() -> Iterator[FakeJudgeServer]:
     """The fake judge on its own event-loop thread, so worker subprocesses and this test can reach it."""
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    srv = FakeJudgeServer()
-    asyncio.run_coroutine_threadsafe(srv.start(), loop).result(10)
-    try:
+    with FakeJudgeServer.in_thread() as srv:
         yield srv
-    finally:
-        asyncio.run_coroutine_threadsafe(srv.stop(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(5)
 
 
 def judge_config(tmp_path: Path, srv: FakeJudgeServer, *, deadline: float = 5.0, concurrency: int = 64) -> Path:

@@ -26,7 +26,9 @@ import hashlib
 import json
 import re
 import signal
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,6 +180,23 @@ class FakeJudgeServer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+    @classmethod
+    @contextlib.contextmanager
+    def in_thread(cls, **kwargs: Any) -> Iterator[FakeJudgeServer]:
+        """Serve on an event loop of its own thread: reachable from code that runs its own
+        ``asyncio.run`` (``attune evaluate``) and from worker subprocesses."""
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, name="fake-judge", daemon=True)
+        thread.start()
+        srv = cls(**kwargs)
+        asyncio.run_coroutine_threadsafe(srv.start(), loop).result(10)
+        try:
+            yield srv
+        finally:
+            asyncio.run_coroutine_threadsafe(srv.stop(), loop).result(10)
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(5)
 
     # -- model APIs -----------------------------------------------------------------------------------
     def _take_fault(self, prompt: str) -> Fault | None:
