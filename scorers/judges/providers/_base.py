@@ -8,10 +8,11 @@ behave identically for every vendor and the SDKs' own retry loops are switched o
 from __future__ import annotations
 
 import email.utils
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 #: Status codes worth retrying: timeouts, conflicts, rate limits, and every 5xx (529 = overloaded).
 RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -84,3 +85,38 @@ def status_error(status: int, headers: Mapping[str, str] | None, provider: str) 
         retry_after=parse_retry_after(headers) if retryable else None,
         status=status,
     )
+
+
+class SdkProvider:
+    """What every SDK-backed provider shares: its settings and the key lookup.
+
+    The key is read from the environment variable ``api_key_env`` (default :attr:`default_key_env`) at the
+    first request, never from a file and never logged; a provider whose ``key_required`` is false (local
+    OpenAI-compatible servers) sends a placeholder when the variable is unset.
+    """
+
+    default_key_env: str | None = None
+    key_required: bool = True
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        temperature: float | None = 0.0,
+        http_client: Any = None,
+    ) -> None:
+        self.name = name
+        self._base_url = base_url
+        self._key_env = api_key_env if api_key_env is not None else self.default_key_env
+        self._temperature = temperature
+        self._http_client = http_client
+
+    def _api_key(self) -> str:
+        key = os.environ.get(self._key_env) if self._key_env else None
+        if not key:
+            if self.key_required:
+                raise ProviderError(f"{self.name}: environment variable {self._key_env} is not set", retryable=False)
+            return "unused"  # local servers (Ollama, llama.cpp) accept any bearer token
+        return key

@@ -7,38 +7,24 @@ configured temperature is not sent; repeatability comes from the strict schema a
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import anthropic
 
-from ._base import Completion, ProviderError, status_error
+from ._base import Completion, ProviderError, SdkProvider, status_error
 
 
-class AnthropicProvider:
-    def __init__(
-        self,
-        name: str,
-        *,
-        base_url: str | None = None,
-        api_key_env: str | None = None,
-        temperature: float | None = 0.0,
-        http_client: Any = None,
-    ) -> None:
-        self.name = name
-        self._base_url = base_url
-        self._key_env = api_key_env or "ANTHROPIC_API_KEY"
-        self._temperature = temperature
-        self._http_client = http_client
+class AnthropicProvider(SdkProvider):
+    default_key_env = "ANTHROPIC_API_KEY"
+
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
         self._client: anthropic.AsyncAnthropic | None = None
 
     def _sdk(self) -> anthropic.AsyncAnthropic:
         if self._client is None:
-            key = os.environ.get(self._key_env)
-            if not key:
-                raise ProviderError(f"{self.name}: environment variable {self._key_env} is not set", retryable=False)
             self._client = anthropic.AsyncAnthropic(
-                api_key=key, base_url=self._base_url, max_retries=0, http_client=self._http_client
+                api_key=self._api_key(), base_url=self._base_url, max_retries=0, http_client=self._http_client
             )
         return self._client
 

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletion
 
-from ._base import Completion, ProviderError, status_error
+from ._base import Completion, ProviderError, SdkProvider, status_error
 
 
-class OpenAIProvider:
+class OpenAIProvider(SdkProvider):
     """``api.openai.com`` (or any base URL speaking its API; see :mod:`.openai_compatible`).
 
     The key is read from the environment variable ``api_key_env`` when the first request is made, so a
@@ -23,29 +22,9 @@ class OpenAIProvider:
     default_key_env: str | None = "OPENAI_API_KEY"
     key_required = True
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        base_url: str | None = None,
-        api_key_env: str | None = None,
-        temperature: float | None = 0.0,
-        http_client: Any = None,
-    ) -> None:
-        self.name = name
-        self._base_url = base_url
-        self._key_env = api_key_env if api_key_env is not None else self.default_key_env
-        self._temperature = temperature
-        self._http_client = http_client
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
         self._client: openai.AsyncOpenAI | None = None
-
-    def _api_key(self) -> str:
-        key = os.environ.get(self._key_env) if self._key_env else None
-        if not key:
-            if self.key_required:
-                raise ProviderError(f"{self.name}: environment variable {self._key_env} is not set", retryable=False)
-            return "unused"  # local servers (Ollama, llama.cpp) accept any bearer token
-        return key
 
     def _sdk(self) -> openai.AsyncOpenAI:
         if self._client is None:
