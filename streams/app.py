@@ -18,13 +18,13 @@ from typing import Any
 
 import faust
 import orjson
-from aiokafka import AIOKafkaConsumer, TopicPartition
 from faust.serializers import codecs
 
 from schemas.topics import CONTROL, TURNS
 
+from ._audit import Fetched, OffsetAudit
 from ._core import BatchResult, CloseHook, Inbound, TableName, TurnProcessor, Write, control_record
-from ._faust_patches import highwaters_from_fetch, limit_fetch_wait
+from ._faust_patches import highwaters_from_fetch, limit_fetch_wait, redeliver_instead_of_drop
 from .broker import bootstrap_of, create_topics
 from .observability import METRICS, event_timestamps, json_logging_config, start_health_server, turns_lag
 from .settings import META_TABLE, TURN_TABLE, StreamSettings
@@ -33,6 +33,8 @@ log = logging.getLogger("attune.streams")
 
 #: Printed by a worker after every completed rebalance (tables recovered), with its turns partitions.
 READY_MARKER = "ATTUNE_READY"
+#: A turns partition with no arrival for this long is checked for turns the consumer never delivered.
+TAIL_IDLE_S = 5.0
 
 
 class _OrjsonCodec(codecs.Codec):
@@ -93,96 +95,37 @@ class Runtime:
         self.settings = settings
         self._requested: dict[str, float] = {}
         self._last_report = time.monotonic()
-        self._next_offset: dict[int, int] = {}
-        self._baseline: asyncio.Future[None] | None = None
-        self.repaired = 0
+        self.audit = OffsetAudit(app, bootstrap_of(settings.broker), settings.app_id, [TURNS.name])
+        self._lock = asyncio.Lock()  # the agent's batches and the timer's tail repair, one at a time
 
-    # -- the consumed-offset audit ------------------------------------------------------------------
+    @property
+    def repaired(self) -> int:
+        return self.audit.repaired
+
     def on_assigned(self, assigned: Any) -> None:
-        """Record where each turns partition starts, before anything of this assignment is processed."""
-        tps = [tp for tp in assigned if tp.topic == TURNS.name]
-        self._next_offset = {}
-        self._baseline = asyncio.ensure_future(self._committed(tps))
+        self.audit.on_assigned(assigned)
 
-    async def _committed(self, tps: list[Any]) -> None:
-        consumer = AIOKafkaConsumer(
-            bootstrap_servers=bootstrap_of(self.settings.broker),
-            group_id=self.settings.app_id,
-            enable_auto_commit=False,
-        )
-        await consumer.start()
-        try:
-            for tp in tps:
-                offset = await consumer.committed(TopicPartition(tp.topic, tp.partition))
-                self._next_offset[tp.partition] = offset if offset is not None else 0
-        finally:
-            await consumer.stop()
-
-    async def _audit(self, items: list[Inbound]) -> list[Inbound]:
-        """Re-read turns the Faust consumer skipped, so no turn is lost to a consumer-side race.
-
-        The turns topic is append-only (never compacted), so a partition's offsets are contiguous: a
-        consumed offset beyond the next expected one means Faust dropped the messages in between (seen
-        right after a restart: its read offset races the seek to the committed offsets, and a message
-        counted as read is never delivered). They are fetched back from the broker and processed first,
-        in order; anything seen twice is a duplicate the processor ignores.
-        """
-        if self._baseline is not None:
-            await self._baseline
-            self._baseline = None
-        out: list[Inbound] = []
-        for item in items:
-            if item.topic == TURNS.name:
-                expected = self._next_offset.get(item.partition)
-                if expected is not None and item.offset > expected:
-                    missed = await self._fetch(item.partition, expected, item.offset)
-                    log.warning(
-                        "consumer skipped offsets %d-%d of %s[%d]; re-read %d message(s)",
-                        expected,
-                        item.offset - 1,
-                        TURNS.name,
-                        item.partition,
-                        len(missed),
-                    )
-                    self.repaired += len(missed)
-                    METRICS.reread.inc(len(missed))
-                    out += missed
-                self._next_offset[item.partition] = max(item.offset + 1, expected or 0)
-            out.append(item)
-        return out
-
-    async def _fetch(self, partition: int, start: int, end: int) -> list[Inbound]:
-        """Turns-topic messages with offsets in [start, end) of one partition, read directly."""
-        consumer = AIOKafkaConsumer(
-            bootstrap_servers=bootstrap_of(self.settings.broker), enable_auto_commit=False, fetch_max_wait_ms=10
-        )
-        await consumer.start()
-        try:
-            tp = TopicPartition(TURNS.name, partition)
-            consumer.assign([tp])
-            consumer.seek(tp, start)
-            found: list[Inbound] = []
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                batch = await consumer.getmany(tp, timeout_ms=200)
-                found += [
-                    Inbound(TURNS.name, partition, m.offset, m.key, m.value)
-                    for m in batch.get(tp, [])
-                    if start <= m.offset < end
-                ]
-                if await consumer.position(tp) >= end:
-                    return found
-            raise TimeoutError(f"could not re-read {TURNS.name}[{partition}] offsets {start}-{end - 1}")
-        finally:
-            await consumer.stop()
+    async def _audited(self, events: Sequence[faust.EventT]) -> tuple[list[Inbound], list[Fetched]]:
+        """The batch's messages, each preceded by any the consumer skipped before it (see streams._audit)."""
+        items: list[Inbound] = []
+        reread: list[Fetched] = []
+        for e in events:
+            m = e.message
+            missed = await self.audit.check(m.topic, m.partition, m.offset)
+            reread += missed
+            items += [Inbound(f.topic, f.partition, f.offset, f.key, f.value) for f in missed]
+            items.append(Inbound(m.topic, m.partition, m.offset, m.key, m.value))
+        return items, reread
 
     async def handle(self, events: Sequence[faust.EventT]) -> BatchResult:
-        started = time.time()
-        items = [
-            Inbound(e.message.topic, e.message.partition, e.message.offset, e.message.key, e.message.value)
-            for e in events
-        ]
-        items = await self._audit(items)
+        async with self._lock:
+            started = time.time()
+            items, reread = await self._audited(events)
+            res = await self._run(items, reread)
+            METRICS.observe_batch(res, event_timestamps(events, TURNS.name), time.time(), started)
+            return res
+
+    async def _run(self, items: list[Inbound], reread: Sequence[Fetched]) -> BatchResult:
         res = self.processor.process(items, time.time())
         try:
             await self._deliver(res)
@@ -191,8 +134,16 @@ class Runtime:
             raise
         self.store.apply(res.writes)
         self.processor.on_batch_applied(res)
-        METRICS.observe_batch(res, event_timestamps(events, TURNS.name), time.time(), started)
+        for f in reread:  # after the table writes, as Faust acks its own events
+            self.audit.ack(f)
         return res
+
+    async def repair_tail(self) -> None:
+        """Process turns the consumer never delivered at a partition's tail (none as a rule)."""
+        found = await self.audit.tail(TAIL_IDLE_S, busy=lambda _t, _p: self._lock.locked())
+        if found:
+            async with self._lock:
+                await self._run([Inbound(f.topic, f.partition, f.offset, f.key, f.value) for f in found], found)
 
     async def _deliver(self, res: BatchResult) -> None:
         producer = self.app.producer
@@ -202,21 +153,27 @@ class Runtime:
 
     async def handle_naive(self, event: faust.EventT) -> None:
         """One event at a time, each output awaited on its own: the baseline the benchmark compares to."""
-        m = event.message
-        started = time.time()
-        items = await self._audit([Inbound(m.topic, m.partition, m.offset, m.key, m.value)])
-        res = self.processor.process(items, time.time())
-        for o in res.outputs:
-            await (await self.app.producer.send(o.topic, o.key, o.value, o.partition, None, None))
-        self.store.apply(res.writes)
-        self.processor.on_batch_applied(res)
-        METRICS.observe_batch(res, event_timestamps([event], TURNS.name), time.time(), started)
+        async with self._lock:
+            started = time.time()
+            items, reread = await self._audited([event])
+            res = self.processor.process(items, time.time())
+            for o in res.outputs:
+                await (await self.app.producer.send(o.topic, o.key, o.value, o.partition, None, None))
+            self.store.apply(res.writes)
+            self.processor.on_batch_applied(res)
+            for f in reread:
+                self.audit.ack(f)
+            METRICS.observe_batch(res, event_timestamps([event], TURNS.name), time.time(), started)
 
     def refresh_gauges(self) -> None:
         """Open conversations and per-partition lag, on the event loop (the scrape thread only reads)."""
         METRICS.set_open_conversations(self.store.metas())
         owned = [tp for tp in self.app.consumer.assignment() if tp.topic == TURNS.name]
-        METRICS.set_lag(turns_lag({tp.partition: self.app.consumer.highwater(tp) for tp in owned}, self._next_offset))
+        METRICS.set_lag(
+            turns_lag(
+                {tp.partition: self.app.consumer.highwater(tp) for tp in owned}, self.audit.next_offsets(TURNS.name)
+            )
+        )
 
     async def sweep(self) -> None:
         """Ask the owning agent (via the control topic) to close, flush or expire due conversations."""
@@ -229,6 +186,7 @@ class Runtime:
             await self.app.producer.send(CONTROL.name, cid.encode(), control_record(cid, action), partition, None, None)
         for cid in [c for c, t in self._requested.items() if now - t > repeat_after]:
             del self._requested[cid]
+        await self.repair_tail()
         self.refresh_gauges()
         if time.monotonic() - self._last_report > 10.0:
             self._last_report = time.monotonic()
@@ -254,6 +212,7 @@ def create_app(
         from scorers import Evaluator
 
         evaluator = Evaluator()
+    redeliver_instead_of_drop()  # a Faust race drops unprocessed messages after a rebalance, on any broker
     app = faust.App(settings.app_id, **settings.faust_config())
     source = app.topic(
         TURNS.name,
@@ -329,7 +288,7 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
             settings.broker,
             settings.app_id,
             settings.topics(),
-            consumed=lambda: rt._next_offset,
+            consumed=lambda: rt.audit.next_offsets(TURNS.name),
             table_keys=lambda: {t.changelog_topic.get_topic_name(): len(t.data) for t in rt.store._tables.values()},
         )
         app.timer(settings.broker_check_interval, name="broker_watch")(watch.tick)

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from faust.types import TP
+
 from schemas import (
     CriterionResult,
     JudgeJob,
@@ -45,7 +47,9 @@ from scorers.checklist import CRITERIA_SPEC, checklist_record
 from scorers.judges import CHECKLIST_JUDGE_RUBRIC, TURN_METRICS, JudgeTier, judge_alerts, load_config
 from scorers.judges.metrics._base import HISTORY_MESSAGES
 
+from ._audit import Fetched, OffsetAudit
 from ._core import ClosedConversation, Outbound
+from .broker import bootstrap_of
 from .observability import METRICS
 from .settings import MAX_RECORD_BYTES, StreamSettings
 
@@ -59,6 +63,8 @@ _TOPIC_OF_KIND = {
 #: Earlier messages a turn job carries: what a per-turn judge is shown (``HISTORY_MESSAGES``), plus the
 #: nearest user message when it is older, so the judge sees exactly what the batch path shows it.
 TURN_JOB_HISTORY = HISTORY_MESSAGES
+#: A jobs partition with no arrival for this long is checked for jobs the consumer never delivered.
+TAIL_IDLE_S = 5.0
 #: Slack on top of the tier's per-call deadline before a job is declared stuck (queueing, encoding).
 JOB_SLACK_S = 5.0
 
@@ -240,33 +246,52 @@ class JudgeAgent:
         self._tasks: set[asyncio.Task[None]] = set()
         self._running: dict[str, list[Any]] = {}  # job id -> [lock, holders]
         self._unacked: dict[Any, dict[int, Any]] = {}  # partition -> offset -> finished event, None if running
+        self._stream: Any = None
+        self.audit: OffsetAudit | None = None  # set by install(): the jobs topic's offset audit
 
     async def consume(self, stream: Any) -> None:
         manual = stream.noack()
+        self._stream = manual
         try:
             async for event in manual.events():
-                await self._slots.acquire()
-                self._unacked.setdefault(event.message.tp, {})[event.message.offset] = None
-                self.stats.received += 1
-                self.stats.in_flight += 1
-                self.stats.max_in_flight_seen = max(self.stats.max_in_flight_seen, self.stats.in_flight)
-                task = asyncio.create_task(self._one(manual, event))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                m = event.message
+                if self.audit is not None:  # jobs Faust skipped before this one first (streams._audit)
+                    for missed in await self.audit.check(m.topic, m.partition, m.offset):
+                        await self._start(missed, TP(missed.topic, missed.partition), missed.offset)
+                await self._start(event, m.tp, m.offset)
         finally:
             for task in list(self._tasks):
                 task.cancel()  # unacked: redelivered to whoever owns the partition next
             await self.tier.close()
 
-    async def _one(self, stream: Any, event: Any) -> None:
+    async def _start(self, item: Any, tp: Any, offset: int) -> None:
+        """Run one job (a Faust event, or a :class:`Fetched` job read back by the audit) as its own task."""
+        await self._slots.acquire()
+        self._unacked.setdefault(tp, {})[offset] = None
+        self.stats.received += 1
+        self.stats.in_flight += 1
+        self.stats.max_in_flight_seen = max(self.stats.max_in_flight_seen, self.stats.in_flight)
+        task = asyncio.create_task(self._one(self._stream, item, tp, offset))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def repair_tail(self) -> None:
+        """Run jobs the consumer never delivered at a partition's tail (none as a rule; see streams._audit)."""
+        if self.audit is None or self._stream is None:
+            return
+        for missed in await self.audit.tail(TAIL_IDLE_S, busy=lambda _t, _p: self._slots.locked()):
+            await self._start(missed, TP(missed.topic, missed.partition), missed.offset)
+
+    async def _one(self, stream: Any, item: Any, tp: Any, offset: int) -> None:
         started = time.monotonic()
+        value = item.value if isinstance(item, Fetched) else item.message.value
         try:
             try:
-                job = JudgeJob.model_validate_json(event.message.value or b"")
+                job = JudgeJob.model_validate_json(value or b"")
             except ValueError:
-                log.error("dropping an undecodable judge job at %s", event.message.tp)
+                log.error("dropping an undecodable judge job at %s@%d", tp, offset)
                 self.stats.failed += 1
-                await self._ack_in_order(stream, event)
+                await self._ack_in_order(stream, item, tp, offset)
                 return
             try:
                 async with self._single_flight(job.job_id), asyncio.timeout(self.job_bound):
@@ -280,14 +305,14 @@ class JudgeAgent:
                 records = error_records(self.tier, job, f"judge job failed: {exc!r}")
             await self._deliver(records_outbound(records))
             METRICS.judge_records(records)  # cost, tokens, judgments by status: once delivered
-            await self._ack_in_order(stream, event)
+            await self._ack_in_order(stream, item, tp, offset)
             self.stats.done += 1
             self.stats.seconds += time.monotonic() - started
         finally:
             self.stats.in_flight -= 1
             self._slots.release()
 
-    async def _ack_in_order(self, stream: Any, event: Any) -> None:
+    async def _ack_in_order(self, stream: Any, item: Any, tp: Any, offset: int) -> None:
         """Ack ``event`` once every earlier job of its partition is acked, with the finished ones after it.
 
         Why: Faust 0.15.3 commits the first consecutive run of acked offsets (``Consumer._new_offset``)
@@ -295,15 +320,19 @@ class JudgeAgent:
         and one offset short after it (``min(acked) - committed > 1``): with jobs 12 running and 13, 14
         acked it commits 15, and a crash then loses job 12 (measured: tests/test_faults_worker.py).
         """
-        pending = self._unacked[event.message.tp]
-        pending[event.message.offset] = event
+        pending = self._unacked[tp]
+        pending[offset] = item
         while pending:
             first = min(pending)
             ready = pending[first]
             if ready is None:
                 return
             del pending[first]
-            await stream.ack(ready)
+            if isinstance(ready, Fetched):
+                if self.audit is not None:
+                    self.audit.ack(ready)
+            else:
+                await stream.ack(ready)
 
     @contextlib.asynccontextmanager
     async def _single_flight(self, job_id: str) -> AsyncIterator[None]:
@@ -359,4 +388,12 @@ def install(app: Any, settings: StreamSettings) -> tuple[JobEmitter, JudgeAgent]
         await agent.consume(stream)
 
     app.agent(jobs, name="judge_jobs")(judge_jobs)
+    agent.audit = OffsetAudit(app, bootstrap_of(settings.broker), settings.app_id, [JUDGE_JOBS.name])
+
+    @app.on_partitions_assigned.connect
+    async def _assigned(sender: Any, assigned: Any, **kwargs: Any) -> None:
+        if agent.audit is not None:
+            agent.audit.on_assigned(assigned)
+
+    app.timer(settings.timer_interval, name="judge_jobs_tail")(agent.repair_tail)
     return JobEmitter(tier), agent

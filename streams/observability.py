@@ -78,7 +78,12 @@ class WorkerMetrics:
         )
         self.closed = Counter("attune_conversations_closed", "Conversations closed with a score", registry=r)
         self.produced = Counter("attune_records_produced", "Records acknowledged by the broker", ["topic"], registry=r)
-        self.reread = Counter("attune_turns_reread", "Turns re-read after the consumer skipped offsets", registry=r)
+        self.reread = Counter(
+            "attune_reread",
+            "Input messages read back directly because the consumer skipped them (streams._audit), by topic",
+            ["topic"],
+            registry=r,
+        )
         self.open = Gauge("attune_open_conversations", "Conversations buffered (open, not yet closed)", registry=r)
         self.lag = Gauge(
             "attune_consumer_lag",

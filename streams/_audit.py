@@ -1,0 +1,213 @@
+"""The offset audit: every message of an append-only input topic is processed, whatever Faust's consumer does.
+
+Why: Faust 0.15.3's consumer can count a message as read and never hand it to the agent (seen right after
+a restart or rebalance: its read offset races the seek to the committed offsets; see
+``streams._faust_patches.redeliver_instead_of_drop`` for the part of the race fixed at its source), and
+its commit logic treats an offset it did not see as done when a later one is acked (``Consumer._new_offset``
+accepts ``min(acked) == committed + 1``). The input topics attune audits (turns, judge jobs) are never
+compacted and are written without transactions, so a partition's offsets are contiguous and a worker can
+know exactly which offset must come next:
+
+* the first expected offset of a partition is the group's committed offset at assignment;
+* a message beyond the expected offset means the ones in between were skipped: they are read back
+  directly from the broker (:meth:`OffsetAudit.check`), processed first, and acked to Faust like any other;
+* a skipped message at a partition's tail has no later message to reveal it, so
+  :meth:`OffsetAudit.tail` compares the expected offset with the partition's high watermark (from fetch
+  responses, which Tansu reports correctly) once the agent has been idle on it for a while.
+
+A message read back and then also delivered by Faust is processed twice; every attune agent tolerates that
+(turns are de-duplicated by ``turn_index``, judge jobs run once per id with the result cache, records have
+deterministic ids).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from .observability import METRICS
+
+log = logging.getLogger("attune.streams")
+
+#: How long a direct read-back may take before the worker gives up (and Faust's error handling takes over).
+FETCH_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """One message read back directly from the broker."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    timestamp: float  # seconds
+
+
+class OffsetAudit:
+    """Expected next offset per owned partition of ``topics``, and the read-back of what Faust skipped.
+
+    ``check`` is called by the agent for each message it receives, in the order received; ``tail`` by a
+    timer. Both hold one lock, so expectations change one call at a time.
+    """
+
+    def __init__(self, app: Any, bootstrap: str, group_id: str, topics: Collection[str]) -> None:
+        self.app = app
+        self.bootstrap = bootstrap
+        self.group_id = group_id
+        self.topics = frozenset(topics)
+        self.repaired = 0
+        self._next: dict[tuple[str, int], int] = {}
+        self._arrived: dict[tuple[str, int], float] = {}
+        self._behind: dict[tuple[str, int], tuple[int, float]] = {}  # expected offset, first seen behind at
+        self._baseline: asyncio.Future[None] | None = None
+        self._lock = asyncio.Lock()
+
+    # -- assignment ------------------------------------------------------------------------------------------
+    def on_assigned(self, assigned: Collection[Any]) -> None:
+        """Start from the committed offsets of this assignment, before any of its messages is checked."""
+        tps = sorted({(tp.topic, tp.partition) for tp in assigned if tp.topic in self.topics})
+        self._next = {}
+        self._arrived = dict.fromkeys(tps, time.monotonic())
+        self._behind = {}
+        self._baseline = asyncio.ensure_future(self._committed(tps))
+
+    async def _committed(self, tps: list[tuple[str, int]]) -> None:
+        try:
+            consumer = AIOKafkaConsumer(
+                bootstrap_servers=self.bootstrap, group_id=self.group_id, enable_auto_commit=False
+            )
+            await consumer.start()
+            try:
+                for topic, partition in tps:
+                    offset = await consumer.committed(TopicPartition(topic, partition))
+                    self._next[(topic, partition)] = offset if offset is not None else 0
+            finally:
+                await consumer.stop()
+        except Exception as exc:  # broker unreachable: no audit for this assignment, and say so
+            self._next = {}
+            log.warning("offset audit off until the next assignment: committed offsets unreadable (%r)", exc)
+
+    async def _ready(self) -> None:
+        while self._baseline is not None:  # a newer assignment may replace it while we wait
+            baseline = self._baseline
+            await baseline
+            if self._baseline is baseline:
+                self._baseline = None
+
+    def next_offsets(self, topic: str) -> dict[int, int]:
+        """Partition -> the next offset expected on ``topic`` (everything below it was received)."""
+        return {p: o for (t, p), o in self._next.items() if t == topic}
+
+    # -- the checks ------------------------------------------------------------------------------------------
+    async def check(self, topic: str, partition: int, offset: int) -> list[Fetched]:
+        """Messages of this partition skipped before ``offset`` (read back, in order); empty as a rule."""
+        if topic not in self.topics:
+            return []
+        async with self._lock:
+            await self._ready()
+            key = (topic, partition)
+            self._arrived[key] = time.monotonic()
+            expected = self._next.get(key)
+            missed: list[Fetched] = []
+            if expected is not None and offset > expected:
+                missed = await self.fetch(topic, partition, expected, offset)
+                self._repaired(topic, partition, expected, offset, missed, "skipped")
+            self._next[key] = max(offset + 1, expected or 0)
+            return missed
+
+    async def tail(self, idle_s: float, busy: Callable[[str, int], bool] = lambda t, p: False) -> list[Fetched]:
+        """Messages below a partition's high watermark that never arrived: behind the end, with nothing
+        arriving, for ``idle_s`` (two calls at least ``idle_s`` apart see the same expected offset).
+
+        A partition is skipped while the consumer is rebalancing or its flow is suspended, while Faust has
+        paused it (its buffer is full), and while ``busy(topic, partition)`` says the agent is still working
+        through what it has (backpressure): then undelivered messages are expected, not lost.
+        """
+        app = self.app
+        if app.rebalancing or not app.flow_control.is_active():
+            return []
+        found: list[Fetched] = []
+        async with self._lock:
+            await self._ready()
+            consumer = app.consumer
+            paused = {(tp.topic, tp.partition) for tp in getattr(consumer, "_paused_partitions", ())}
+            now = time.monotonic()
+            for key, expected in list(self._next.items()):
+                topic, partition = key
+                if key in paused or busy(topic, partition) or now - self._arrived.get(key, 0.0) < idle_s:
+                    continue
+                try:
+                    end = consumer.highwater(TopicPartition(topic, partition))
+                except Exception:  # not assigned any more (a rebalance began): the next assignment resets us
+                    continue
+                if end is None or end <= expected:
+                    self._behind.pop(key, None)
+                    continue
+                # Behind the end since when? Only a stall that lasts idle_s is a skip (not a message in transit).
+                since = self._behind.get(key)
+                if since is None or since[0] != expected:
+                    self._behind[key] = (expected, now)
+                    continue
+                if now - since[1] < idle_s:
+                    continue
+                del self._behind[key]
+                missed = await self.fetch(topic, partition, expected, end)
+                self._repaired(topic, partition, expected, end, missed, "never delivered at the tail")
+                self._next[key] = max(end, expected)
+                self._arrived[key] = now
+                found += missed
+        return found
+
+    def _repaired(self, topic: str, partition: int, start: int, end: int, missed: list[Fetched], how: str) -> None:
+        log.warning(
+            "consumer %s offsets %d-%d of %s[%d]; re-read %d message(s)",
+            how,
+            start,
+            end - 1,
+            topic,
+            partition,
+            len(missed),
+        )
+        self.repaired += len(missed)
+        METRICS.reread.labels(topic).inc(len(missed))
+
+    async def fetch(self, topic: str, partition: int, start: int, end: int) -> list[Fetched]:
+        """Messages with offsets in [start, end) of one partition, read directly (not through Faust)."""
+        consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False, fetch_max_wait_ms=10)
+        await consumer.start()
+        try:
+            tp = TopicPartition(topic, partition)
+            consumer.assign([tp])
+            consumer.seek(tp, start)
+            found: list[Fetched] = []
+            deadline = time.monotonic() + FETCH_TIMEOUT_S
+            while time.monotonic() < deadline:
+                batch = await consumer.getmany(tp, timeout_ms=200)
+                found += [
+                    Fetched(topic, partition, m.offset, m.key, m.value, m.timestamp / 1000.0)
+                    for m in batch.get(tp, [])
+                    if start <= m.offset < end
+                ]
+                if await consumer.position(tp) >= end:
+                    return found
+            raise TimeoutError(f"could not re-read {topic}[{partition}] offsets {start}-{end - 1}")
+        finally:
+            await consumer.stop()
+
+    def ack(self, item: Fetched) -> None:
+        """Tell Faust a read-back message is done, so its commit can move past it (it never saw it)."""
+        from faust.types import TP, Message
+
+        tp = TP(item.topic, item.partition)
+        msg = Message(
+            item.topic, item.partition, item.offset, item.timestamp, 0, None, item.key, item.value, None, tp=tp
+        )
+        self.app.consumer.ack(msg)
