@@ -77,9 +77,6 @@ def test_broker_restart_makes_the_worker_exit_with_what_was_lost(broker, start_w
     asyncio.run(publish(broker.url, TURNS.name, schedule(fresh), profile="tansu"))
     want = expected_records(fresh)
     seen = asyncio.run(read_back(broker.url, lambda s: want.keys() <= s.keys(), timeout=60))
-    if not want.keys() <= seen.keys():
-        # Known open bug (docs/reliability.md): on a loaded machine a fresh worker on the recreated
-        # in-memory broker can miss a few turns of new traffic (consumer race after the broker lost its
-        # offsets). The fault this test is about, exiting with what was lost, was asserted above.
-        pytest.xfail(f"known bug: recovery worker missed {len(want.keys() - seen.keys())} of {len(want)} records")
+    missing = want.keys() - seen.keys()
+    assert not missing, f"recovery worker missed {len(missing)} of {len(want)} records"
     assert all(comparable(got) == comparable(want[rid]) for rid in want for _, got in seen[rid])
