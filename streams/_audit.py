@@ -107,9 +107,24 @@ class OffsetAudit:
         return {p: o for (t, p), o in self._next.items() if t == topic}
 
     # -- the checks ------------------------------------------------------------------------------------------
+    def check_now(self, topic: str, partition: int, offset: int) -> bool:
+        """The common case without awaiting: True when ``offset`` skips nothing (recorded as received);
+        False when :meth:`check` must run (a gap, or the assignment's baseline not read yet)."""
+        if topic not in self.topics:
+            return True
+        if self._baseline is not None:
+            return False
+        key = (topic, partition)
+        expected = self._next.get(key)
+        if expected is not None and offset > expected:
+            return False
+        self._next[key] = offset + 1 if expected is None or offset >= expected else expected
+        self._arrived[key] = time.monotonic()
+        return True
+
     async def check(self, topic: str, partition: int, offset: int) -> list[Fetched]:
         """Messages of this partition skipped before ``offset`` (read back, in order); empty as a rule."""
-        if topic not in self.topics:
+        if self.check_now(topic, partition, offset):
             return []
         async with self._lock:
             await self._ready()
@@ -161,7 +176,7 @@ class OffsetAudit:
                 del self._behind[key]
                 missed = await self.fetch(topic, partition, expected, end)
                 self._repaired(topic, partition, expected, end, missed, "never delivered at the tail")
-                self._next[key] = max(end, expected)
+                self._next[key] = max(end, self._next.get(key, expected))  # check_now may have moved on
                 self._arrived[key] = now
                 found += missed
         return found

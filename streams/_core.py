@@ -179,7 +179,10 @@ class BatchResult:
 
 # -- index ranges: a 1,000-turn conversation in order is one pair, not 1,000 numbers -----------------
 def ranges_contains(ranges: list[list[int]], i: int) -> bool:
-    return any(lo <= i <= hi for lo, hi in ranges)
+    for lo, hi in ranges:  # noqa: SIM110 -- every turn calls this; any() over a generator: 315 vs 61 ns
+        if lo <= i <= hi:
+            return True
+    return False
 
 
 def ranges_add(ranges: list[list[int]], i: int) -> list[list[int]]:

@@ -1,0 +1,62 @@
+"""Records out through aiokafka's batch API: one producer batch per topic-partition, not one send per record.
+
+Why: measured with ``bench/faust_floor.py`` on this machine, a Faust agent that only consumes turns drains
+~11,700/s (0.09 ms CPU per turn); one output per turn through ``producer.send`` costs ~0.02 ms more, and two
+table writes per turn through ``Table.send_changelog`` (Faust's per-record buffer, future and callback)
+another ~0.19 ms, which alone caps a worker near 3,300 turns/s. The same records appended to one
+``BatchBuilder`` per topic-partition cost ~0.03 ms per turn.
+
+Same guarantees as Faust's own path: records go through Faust's aiokafka producer (so Faust's commit,
+which flushes that producer before committing offsets, also waits for them); keys without a partition are
+placed by the producer's partitioner, as ``producer.send`` would; a record larger than a batch gets a batch
+of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+#: (topic, partition or None, key, value); value None is a tombstone.
+Record = tuple[str, int | None, bytes | None, bytes | None]
+
+
+class BatchSender:
+    """Sends groups of records with one aiokafka batch per topic-partition (see module docstring)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def _aiokafka(self) -> Any:
+        faust_producer = self.app.producer
+        aio = getattr(faust_producer, "_producer", None)
+        if aio is None or self.app.conf.producer_threaded:  # not started, or lives on another event loop
+            return None
+        return aio
+
+    async def send(self, records: Iterable[Record]) -> list[asyncio.Future[Any]]:
+        """Queue ``records`` for sending; returns the futures of their batches (await them for delivery)."""
+        aio = self._aiokafka()
+        if aio is None:
+            producer = self.app.producer
+            return [await producer.send(t, k, v, p, None, None) for t, p, k, v in records]
+        groups: dict[tuple[str, int], list[tuple[bytes | None, bytes | None]]] = {}
+        known: set[str] = set()
+        for topic, partition, key, value in records:
+            if partition is None:
+                if topic not in known:  # the partitioner needs the topic's partitions (cached after once)
+                    await aio.client._wait_on_metadata(topic)
+                    known.add(topic)
+                partition = aio._partition(topic, None, None, None, key, value)
+            groups.setdefault((topic, partition), []).append((key, value))
+        futs: list[asyncio.Future[Any]] = []
+        for (topic, partition), recs in groups.items():
+            batch = aio.create_batch()
+            for key, value in recs:
+                if batch.append(key=key, value=value, timestamp=None) is None:  # full: send it, start another
+                    futs.append(await aio.send_batch(batch, topic, partition=partition))
+                    batch = aio.create_batch()
+                    batch.append(key=key, value=value, timestamp=None)  # a first record always fits
+            futs.append(await aio.send_batch(batch, topic, partition=partition))
+        return futs

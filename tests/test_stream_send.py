@@ -1,0 +1,137 @@
+"""The batched send path: records grouped per topic-partition into aiokafka batches, and table changelog
+records serialized exactly as Faust's own ``send_changelog`` would (recovery reads them back with Faust)."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+import faust
+
+from streams._core import Write
+from streams._send import BatchSender
+from streams.app import FaustStore
+
+
+class FakeBatch:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.records: list[tuple[bytes | None, bytes | None]] = []
+
+    def append(self, *, key: bytes | None, value: bytes | None, timestamp: float | None) -> object | None:
+        if self.records and len(self.records) >= self.limit:
+            return None
+        self.records.append((key, value))
+        return object()
+
+
+class FakeAioProducer:
+    def __init__(self, limit: int = 3) -> None:
+        self.limit = limit
+        self.sent: list[tuple[str, int, list[tuple[bytes | None, bytes | None]]]] = []
+        self.metadata_waits: list[str] = []
+        self.client = SimpleNamespace(_wait_on_metadata=self._wait)
+
+    async def _wait(self, topic: str) -> None:
+        self.metadata_waits.append(topic)
+
+    def _partition(self, topic: str, partition: Any, key: Any, value: Any, skey: bytes, svalue: Any) -> int:
+        return len(skey) % 2  # a stand-in partitioner: keys of even length -> 0, odd -> 1
+
+    def create_batch(self) -> FakeBatch:
+        return FakeBatch(self.limit)
+
+    async def send_batch(self, batch: FakeBatch, topic: str, *, partition: int) -> asyncio.Future[None]:
+        self.sent.append((topic, partition, list(batch.records)))
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        fut.set_result(None)
+        return fut
+
+
+def app_with(aio: Any, threaded: bool = False) -> Any:
+    return SimpleNamespace(producer=SimpleNamespace(_producer=aio), conf=SimpleNamespace(producer_threaded=threaded))
+
+
+def test_one_batch_per_topic_partition_in_record_order() -> None:
+    aio = FakeAioProducer(limit=10)
+    records = [
+        ("out", 2, b"a", b"1"),
+        ("log", 0, b"b", None),  # a tombstone
+        ("out", 2, b"c", b"2"),
+        ("out", None, b"dd", b"3"),  # placed by the partitioner (even length -> 0)
+        ("out", None, b"e", b"4"),  # (odd -> 1)
+        ("out", 0, b"f", b"5"),
+    ]
+
+    async def run() -> int:
+        futs = await BatchSender(app_with(aio)).send(records)
+        await asyncio.gather(*futs)
+        return len(futs)
+
+    assert asyncio.run(run()) == 4
+    assert aio.sent == [
+        ("out", 2, [(b"a", b"1"), (b"c", b"2")]),
+        ("log", 0, [(b"b", None)]),
+        ("out", 0, [(b"dd", b"3"), (b"f", b"5")]),
+        ("out", 1, [(b"e", b"4")]),
+    ]
+    assert aio.metadata_waits == ["out"]  # once per topic, only for keys without a partition
+
+
+def test_a_full_batch_is_sent_and_the_rest_goes_into_the_next() -> None:
+    aio = FakeAioProducer(limit=3)
+    records = [("out", 1, b"k%d" % i, b"v") for i in range(7)]
+
+    async def run() -> None:
+        await asyncio.gather(*await BatchSender(app_with(aio)).send(records))
+
+    asyncio.run(run())
+    assert [len(recs) for _, _, recs in aio.sent] == [3, 3, 1]
+    assert [k for _, _, recs in aio.sent for k, _ in recs] == [b"k%d" % i for i in range(7)]
+
+
+def test_without_a_started_producer_it_falls_back_to_faust_sends() -> None:
+    sent: list[tuple] = []
+
+    async def send(topic: str, key: Any, value: Any, partition: Any, timestamp: Any, headers: Any) -> Any:
+        sent.append((topic, partition, key, value))
+        fut = asyncio.get_running_loop().create_future()
+        fut.set_result(None)
+        return fut
+
+    app = SimpleNamespace(
+        producer=SimpleNamespace(_producer=None, send=send), conf=SimpleNamespace(producer_threaded=False)
+    )
+    asyncio.run(BatchSender(app).send([("out", None, b"k", b"v")]))
+    assert sent == [("out", None, b"k", b"v")]
+
+
+def test_changelog_records_are_what_faust_send_changelog_would_write() -> None:
+    import streams.app  # noqa: F401  (registers the orjson codec)
+
+    app = faust.App("send-test", broker="kafka://127.0.0.1:1", store="memory://")
+    tables = {}
+    for name in ("turns", "meta"):
+        t = app.Table(f"t-{name}", partitions=4)
+        t.key_serializer = t.value_serializer = "orjson"
+        tables[name] = t
+    store = FaustStore(tables["turns"], tables["meta"])
+    value = {"r": "user", "t": "caf\u00e9 \U0001f600", "s": {"m": [1.5, None]}}
+    store.apply(
+        [Write("turns", 3, "c1:0", value), Write("meta", 1, "c1", {"idx": [[0, 4]]}), Write("turns", 3, "c0:0", None)]
+    )
+    got = store.take_changelog()
+    want = []
+    for table, partition, key, val, ser in (
+        ("turns", 3, "c1:0", value, "orjson"),
+        ("meta", 1, "c1", {"idx": [[0, 4]]}, "orjson"),
+        ("turns", 3, "c0:0", None, "raw"),
+    ):
+        topic = tables[table].changelog_topic
+        k, _ = topic.prepare_key(key, "orjson")
+        v, _ = topic.prepare_value(val, ser)
+        want.append((topic.get_topic_name(), partition, k, v))
+    assert got == want
+    assert store.take_changelog() == []  # taken once
+    assert store.get("turns", "c1:0") == value and store.get("turns", "c0:0") is None
