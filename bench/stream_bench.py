@@ -184,6 +184,26 @@ async def send_all(broker: str, turns: list[Turn], rate: float | None) -> dict[t
     return sent
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def agent_batches(port: int) -> tuple[float, float]:
+    """(turns processed, agent batches) so far, from the worker's Prometheus endpoint."""
+    from urllib.request import urlopen
+
+    text = urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    turns = sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("attune_turns_total{"))
+    batches = sum(
+        float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("attune_batch_seconds_count")
+    )
+    return turns, batches
+
+
 async def run_mode(mode: str, args: argparse.Namespace, logdir: Path) -> dict[str, object]:
     result: dict[str, object] = {"mode": mode}
     with EmbeddedBroker(log_path=logdir / f"tansu-{mode}.log") as broker:
@@ -200,7 +220,8 @@ async def run_mode(mode: str, args: argparse.Namespace, logdir: Path) -> dict[st
         result["publish_turns_per_s"] = round(len(backlog_turns) / (time.monotonic() - t0))
 
         extra = ["--naive"] if mode == "naive" else []
-        wargs = [*extra, "--inactivity-timeout", "120", *args.worker_arg]
+        metrics_port = free_port()
+        wargs = [*extra, "--inactivity-timeout", "120", "--metrics-port", str(metrics_port), *args.worker_arg]
         worker = WorkerProcess(broker.url, "tansu", wargs, logdir / f"w-{mode}.log")
         try:
             await asyncio.to_thread(worker.wait_ready, 90)
@@ -214,7 +235,9 @@ async def run_mode(mode: str, args: argparse.Namespace, logdir: Path) -> dict[st
             result["worker_cpu_ms_per_turn"] = round(1000 * meter.used["worker"] / len(backlog_turns), 3)
             arrivals = [collector.first[i] for i in want if i in collector.first]
             span = max(arrivals) - min(arrivals) if arrivals else float("nan")
+            events, batches = agent_batches(metrics_port)
             result.update(
+                drain_mean_batch=round(events / batches, 1) if batches else None,
                 backlog_turns=len(backlog_turns),
                 backlog_complete=complete,
                 backlog_records=len(want),
