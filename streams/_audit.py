@@ -26,29 +26,19 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from ._core import Inbound
 from .observability import METRICS
 
 log = logging.getLogger("attune.streams")
 
+#: A partition behind its end with nothing arriving for this long is read back (a skip at its tail).
+TAIL_IDLE_S = 5.0
 #: How long a direct read-back may take before the worker gives up (and Faust's error handling takes over).
 FETCH_TIMEOUT_S = 30.0
-
-
-@dataclass(frozen=True, slots=True)
-class Fetched:
-    """One message read back directly from the broker."""
-
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    timestamp: float  # seconds
 
 
 class OffsetAudit:
@@ -122,7 +112,7 @@ class OffsetAudit:
         self._arrived[key] = time.monotonic()
         return True
 
-    async def check(self, topic: str, partition: int, offset: int) -> list[Fetched]:
+    async def check(self, topic: str, partition: int, offset: int) -> list[Inbound]:
         """Messages of this partition skipped before ``offset`` (read back, in order); empty as a rule."""
         if self.check_now(topic, partition, offset):
             return []
@@ -131,14 +121,16 @@ class OffsetAudit:
             key = (topic, partition)
             self._arrived[key] = time.monotonic()
             expected = self._next.get(key)
-            missed: list[Fetched] = []
+            missed: list[Inbound] = []
             if expected is not None and offset > expected:
                 missed = await self.fetch(topic, partition, expected, offset)
                 self._repaired(topic, partition, expected, offset, missed, "skipped")
             self._next[key] = max(offset + 1, expected or 0)
             return missed
 
-    async def tail(self, idle_s: float, busy: Callable[[str, int], bool] = lambda t, p: False) -> list[Fetched]:
+    async def tail(
+        self, busy: Callable[[str, int], bool] = lambda t, p: False, idle_s: float = TAIL_IDLE_S
+    ) -> list[Inbound]:
         """Messages below a partition's high watermark that never arrived: behind the end, with nothing
         arriving, for ``idle_s`` (two calls at least ``idle_s`` apart see the same expected offset).
 
@@ -149,7 +141,7 @@ class OffsetAudit:
         app = self.app
         if app.rebalancing or not app.flow_control.is_active():
             return []
-        found: list[Fetched] = []
+        found: list[Inbound] = []
         async with self._lock:
             await self._ready()
             consumer = app.consumer
@@ -181,7 +173,7 @@ class OffsetAudit:
                 found += missed
         return found
 
-    def _repaired(self, topic: str, partition: int, start: int, end: int, missed: list[Fetched], how: str) -> None:
+    def _repaired(self, topic: str, partition: int, start: int, end: int, missed: list[Inbound], how: str) -> None:
         log.warning(
             "consumer %s offsets %d-%d of %s[%d]; re-read %d message(s)",
             how,
@@ -194,7 +186,7 @@ class OffsetAudit:
         self.repaired += len(missed)
         METRICS.reread.labels(topic).inc(len(missed))
 
-    async def fetch(self, topic: str, partition: int, start: int, end: int) -> list[Fetched]:
+    async def fetch(self, topic: str, partition: int, start: int, end: int) -> list[Inbound]:
         """Messages with offsets in [start, end) of one partition, read directly (not through Faust)."""
         consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False, fetch_max_wait_ms=10)
         await consumer.start()
@@ -202,12 +194,12 @@ class OffsetAudit:
             tp = TopicPartition(topic, partition)
             consumer.assign([tp])
             consumer.seek(tp, start)
-            found: list[Fetched] = []
+            found: list[Inbound] = []
             deadline = time.monotonic() + FETCH_TIMEOUT_S
             while time.monotonic() < deadline:
                 batch = await consumer.getmany(tp, timeout_ms=200)
                 found += [
-                    Fetched(topic, partition, m.offset, m.key, m.value, m.timestamp / 1000.0)
+                    Inbound(topic, partition, m.offset, m.key, m.value)
                     for m in batch.get(tp, [])
                     if start <= m.offset < end
                 ]
@@ -217,12 +209,10 @@ class OffsetAudit:
         finally:
             await consumer.stop()
 
-    def ack(self, item: Fetched) -> None:
+    def ack(self, item: Inbound) -> None:
         """Tell Faust a read-back message is done, so its commit can move past it (it never saw it)."""
         from faust.types import TP, Message
 
         tp = TP(item.topic, item.partition)
-        msg = Message(
-            item.topic, item.partition, item.offset, item.timestamp, 0, None, item.key, item.value, None, tp=tp
-        )
+        msg = Message(item.topic, item.partition, item.offset, 0.0, 0, None, item.key, item.value, None, tp=tp)
         self.app.consumer.ack(msg)

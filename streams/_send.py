@@ -60,3 +60,9 @@ class BatchSender:
                     batch.append(key=key, value=value, timestamp=None)  # a first record always fits
             futs.append(await aio.send_batch(batch, topic, partition=partition))
         return futs
+
+    async def deliver(self, records: Iterable[Record]) -> None:
+        """Send ``records`` and wait until the broker acknowledged every one of them."""
+        futs = await self.send(records)
+        if futs:
+            await asyncio.gather(*futs)

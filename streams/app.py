@@ -22,7 +22,7 @@ from faust.serializers import codecs
 
 from schemas.topics import CONTROL, TURNS
 
-from ._audit import Fetched, OffsetAudit
+from ._audit import OffsetAudit
 from ._core import BatchResult, CloseHook, Inbound, TableName, TurnProcessor, Write, control_record
 from ._faust_patches import highwaters_from_fetch, limit_fetch_wait, redeliver_instead_of_drop
 from ._send import BatchSender, Record
@@ -34,8 +34,6 @@ log = logging.getLogger("attune.streams")
 
 #: Printed by a worker after every completed rebalance (tables recovered), with its turns partitions.
 READY_MARKER = "ATTUNE_READY"
-#: A turns partition with no arrival for this long is checked for turns the consumer never delivered.
-TAIL_IDLE_S = 5.0
 
 
 class _OrjsonCodec(codecs.Codec):
@@ -118,17 +116,17 @@ class Runtime:
     def on_assigned(self, assigned: Any) -> None:
         self.audit.on_assigned(assigned)
 
-    async def _audited(self, events: Sequence[faust.EventT]) -> tuple[list[Inbound], list[Fetched]]:
+    async def _audited(self, events: Sequence[faust.EventT]) -> tuple[list[Inbound], list[Inbound]]:
         """The batch's messages, each preceded by any the consumer skipped before it (see streams._audit)."""
         items: list[Inbound] = []
-        reread: list[Fetched] = []
+        reread: list[Inbound] = []
         check_now = self.audit.check_now
         for e in events:
             m = e.message
             if not check_now(m.topic, m.partition, m.offset):
                 missed = await self.audit.check(m.topic, m.partition, m.offset)
                 reread += missed
-                items += [Inbound(f.topic, f.partition, f.offset, f.key, f.value) for f in missed]
+                items += missed
             items.append(Inbound(m.topic, m.partition, m.offset, m.key, m.value))
         return items, reread
 
@@ -140,7 +138,7 @@ class Runtime:
             METRICS.observe_batch(res, event_timestamps(events, TURNS.name), time.time(), started)
             return res
 
-    async def _run(self, items: list[Inbound], reread: Sequence[Fetched]) -> BatchResult:
+    async def _run(self, items: list[Inbound], reread: Sequence[Inbound]) -> BatchResult:
         res = self.processor.process(items, time.time())
         try:
             await self._deliver(res)
@@ -160,15 +158,13 @@ class Runtime:
 
     async def repair_tail(self) -> None:
         """Process turns the consumer never delivered at a partition's tail (none as a rule)."""
-        found = await self.audit.tail(TAIL_IDLE_S, busy=lambda _t, _p: self._lock.locked())
+        found = await self.audit.tail(busy=lambda _t, _p: self._lock.locked())
         if found:
             async with self._lock:
-                await self._run([Inbound(f.topic, f.partition, f.offset, f.key, f.value) for f in found], found)
+                await self._run(found, found)
 
     async def _deliver(self, res: BatchResult) -> None:
-        futs = await self.sender.send((o.topic, o.partition, o.key, o.value) for o in res.outputs)
-        if futs:
-            await asyncio.gather(*futs)
+        await self.sender.deliver((o.topic, o.partition, o.key, o.value) for o in res.outputs)
 
     async def handle_naive(self, event: faust.EventT) -> None:
         """One event at a time, each output awaited on its own: the baseline the benchmark compares to."""

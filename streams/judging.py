@@ -47,8 +47,9 @@ from scorers.checklist import CRITERIA_SPEC, checklist_record
 from scorers.judges import CHECKLIST_JUDGE_RUBRIC, TURN_METRICS, JudgeTier, judge_alerts, load_config
 from scorers.judges.metrics._base import HISTORY_MESSAGES
 
-from ._audit import Fetched, OffsetAudit
-from ._core import ClosedConversation, Outbound
+from ._audit import OffsetAudit
+from ._core import ClosedConversation, Inbound, Outbound
+from ._send import BatchSender
 from .broker import bootstrap_of
 from .observability import METRICS
 from .settings import MAX_RECORD_BYTES, StreamSettings
@@ -63,8 +64,6 @@ _TOPIC_OF_KIND = {
 #: Earlier messages a turn job carries: what a per-turn judge is shown (``HISTORY_MESSAGES``), plus the
 #: nearest user message when it is older, so the judge sees exactly what the batch path shows it.
 TURN_JOB_HISTORY = HISTORY_MESSAGES
-#: A jobs partition with no arrival for this long is checked for jobs the consumer never delivered.
-TAIL_IDLE_S = 5.0
 #: Slack on top of the tier's per-call deadline before a job is declared stuck (queueing, encoding).
 JOB_SLACK_S = 5.0
 
@@ -236,7 +235,7 @@ class JudgeAgent:
     deadline plus :data:`JOB_SLACK_S`, which must stay under Faust's ``stream_processing_timeout``.
     """
 
-    def __init__(self, app: Any, tier: JudgeTier, max_in_flight: int = 256) -> None:
+    def __init__(self, app: Any, tier: JudgeTier, max_in_flight: int = 256, audit: OffsetAudit | None = None) -> None:
         self.app = app
         self.tier = tier
         self.max_in_flight = max_in_flight
@@ -247,7 +246,8 @@ class JudgeAgent:
         self._running: dict[str, list[Any]] = {}  # job id -> [lock, holders]
         self._unacked: dict[Any, dict[int, Any]] = {}  # partition -> offset -> finished event, None if running
         self._stream: Any = None
-        self.audit: OffsetAudit | None = None  # set by install(): the jobs topic's offset audit
+        self.audit = audit  # the jobs topic's offset audit (streams._audit); None in unit tests of acking
+        self.sender = BatchSender(app)
 
     async def consume(self, stream: Any) -> None:
         manual = stream.noack()
@@ -265,7 +265,7 @@ class JudgeAgent:
             await self.tier.close()
 
     async def _start(self, item: Any, tp: Any, offset: int) -> None:
-        """Run one job (a Faust event, or a :class:`Fetched` job read back by the audit) as its own task."""
+        """Run one job (a Faust event, or an :class:`Inbound` job read back by the audit) as its own task."""
         await self._slots.acquire()
         self._unacked.setdefault(tp, {})[offset] = None
         self.stats.received += 1
@@ -279,12 +279,12 @@ class JudgeAgent:
         """Run jobs the consumer never delivered at a partition's tail (none as a rule; see streams._audit)."""
         if self.audit is None or self._stream is None:
             return
-        for missed in await self.audit.tail(TAIL_IDLE_S, busy=lambda _t, _p: self._slots.locked()):
+        for missed in await self.audit.tail(busy=lambda _t, _p: self._slots.locked()):
             await self._start(missed, TP(missed.topic, missed.partition), missed.offset)
 
     async def _one(self, stream: Any, item: Any, tp: Any, offset: int) -> None:
         started = time.monotonic()
-        value = item.value if isinstance(item, Fetched) else item.message.value
+        value = item.value if isinstance(item, Inbound) else item.message.value
         try:
             try:
                 job = JudgeJob.model_validate_json(value or b"")
@@ -328,7 +328,7 @@ class JudgeAgent:
             if ready is None:
                 return
             del pending[first]
-            if isinstance(ready, Fetched):
+            if isinstance(ready, Inbound):
                 if self.audit is not None:
                     self.audit.ack(ready)
             else:
@@ -349,10 +349,7 @@ class JudgeAgent:
                 del self._running[job_id]
 
     async def _deliver(self, outputs: Sequence[Outbound]) -> None:
-        producer = self.app.producer
-        futs = [await producer.send(o.topic, o.key, o.value, o.partition, None, None) for o in outputs]
-        if futs:
-            await asyncio.gather(*futs)
+        await self.sender.deliver((o.topic, o.partition, o.key, o.value) for o in outputs)
 
 
 def judge_tier_for(settings: StreamSettings) -> JudgeTier:
@@ -374,7 +371,8 @@ def install(app: Any, settings: StreamSettings) -> tuple[JobEmitter, JudgeAgent]
             f"judge deadline_s {tier.config.deadline_s:g} + {JOB_SLACK_S:g}s must stay under Faust's "
             f"stream_processing_timeout ({limit:g}s)"
         )
-    agent = JudgeAgent(app, tier, settings.judge_max_in_flight)
+    audit = OffsetAudit(app, bootstrap_of(settings.broker), settings.app_id, [JUDGE_JOBS.name])
+    agent = JudgeAgent(app, tier, settings.judge_max_in_flight, audit)
     jobs = app.topic(
         JUDGE_JOBS.name,
         key_type=bytes,
@@ -388,12 +386,10 @@ def install(app: Any, settings: StreamSettings) -> tuple[JobEmitter, JudgeAgent]
         await agent.consume(stream)
 
     app.agent(jobs, name="judge_jobs")(judge_jobs)
-    agent.audit = OffsetAudit(app, bootstrap_of(settings.broker), settings.app_id, [JUDGE_JOBS.name])
 
     @app.on_partitions_assigned.connect
     async def _assigned(sender: Any, assigned: Any, **kwargs: Any) -> None:
-        if agent.audit is not None:
-            agent.audit.on_assigned(assigned)
+        audit.on_assigned(assigned)
 
     app.timer(settings.timer_interval, name="judge_jobs_tail")(agent.repair_tail)
     return JobEmitter(tier), agent

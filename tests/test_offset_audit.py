@@ -13,7 +13,8 @@ from _stream_helpers import synthetic
 
 from schemas.topics import JUDGE_JOBS
 from scorers import exchanges_of
-from streams._audit import Fetched, OffsetAudit
+from streams._audit import OffsetAudit
+from streams._core import Inbound
 
 JOBS = JUDGE_JOBS.name
 
@@ -47,10 +48,10 @@ def audit_with(log: dict[tuple[str, int], list[bytes]], committed: dict[tuple[st
         for tp in tps:
             audit._next[tp] = committed.get(tp, 0)
 
-    async def fetch(topic: str, partition: int, start: int, end: int) -> list[Fetched]:
+    async def fetch(topic: str, partition: int, start: int, end: int) -> list[Inbound]:
         audit.fetches.append((topic, partition, start, end))  # type: ignore[attr-defined]
         values = log[(topic, partition)]
-        return [Fetched(topic, partition, o, b"k", values[o], 0.0) for o in range(start, min(end, len(values)))]
+        return [Inbound(topic, partition, o, b"k", values[o]) for o in range(start, min(end, len(values)))]
 
     audit._committed = _committed  # type: ignore[method-assign]
     audit.fetch = fetch  # type: ignore[method-assign]
@@ -91,7 +92,7 @@ def test_first_message_beyond_the_committed_offset_is_a_skip_too() -> None:
 def test_duplicates_and_unaudited_topics_read_nothing_back() -> None:
     audit = audit_with({(JOBS, 0): [b"x"] * 5}, {(JOBS, 0): 0})
 
-    async def run() -> list[list[Fetched]]:
+    async def run() -> list[list[Inbound]]:
         audit.on_assigned(tps(0))
         return [await audit.check(JOBS, 0, o) for o in (0, 1, 1, 0, 2)] + [await audit.check("other", 0, 9)]
 
@@ -126,7 +127,7 @@ def test_tail_reads_back_what_never_arrived_once_idle() -> None:
             await audit.check(JOBS, 1, o)
         consumer.ends = {(JOBS, 0): 6, (JOBS, 1): 3}
         not_idle = await audit.tail(idle_s=60)
-        busy = await audit.tail(idle_s=0, busy=lambda t, p: True)
+        busy = await audit.tail(busy=lambda t, p: True, idle_s=0)
         audit.app.rebalancing = True
         rebalancing = await audit.tail(idle_s=0)
         audit.app.rebalancing = False
@@ -143,7 +144,7 @@ def test_tail_reads_back_what_never_arrived_once_idle() -> None:
 
 def test_ack_of_a_read_back_message_reaches_faust() -> None:
     audit = audit_with({}, {})
-    audit.ack(Fetched(JOBS, 2, 7, b"k", b"v", 0.0))
+    audit.ack(Inbound(JOBS, 2, 7, b"k", b"v"))
     assert audit.app.consumer.acked == [(JOBS, 2, 7)]
 
 
