@@ -108,9 +108,15 @@ STOPWORDS_EN: frozenset[str] = wordset(
 )
 
 
+_SUFFIXES = ("ingly", "ing", "edly", "ed", "ies", "es", "ly", "s")
+_SUFFIX_ENDS = tuple(sorted({suf[-1] for suf in _SUFFIXES}))
+
+
 def _stem(word: str) -> str:
     """Tiny suffix stripper so "worried"/"worrying"/"worries" meet on "worr": cheap, not linguistic."""
-    for suf in ("ingly", "ing", "edly", "ed", "ies", "es", "ly", "s"):
+    if not word.endswith(_SUFFIX_ENDS):  # no suffix can apply: skip the loop (about half of all words)
+        return word
+    for suf in _SUFFIXES:
         if word.endswith(suf) and len(word) - len(suf) >= 3:
             return word[: -len(suf)]
     return word

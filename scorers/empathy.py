@@ -196,14 +196,16 @@ def _valence_of(toks: Sequence[str], skip: frozenset[str] = frozenset()) -> floa
     """VADER-lexicon valence in (-1, 1): summed token valences, a negator in the three tokens before a
     word flips it (scaled by VADER's -0.74), normalised like VADER's compound (x / sqrt(x^2 + 15))."""
     total = 0.0
+    last_neg = -4  # index of the latest negator seen: the window holds one iff it is within 3 tokens
+    get = _LEXICON.get
     for i, t in enumerate(toks):
-        v = _LEXICON.get(t)
-        if v is None or t in skip:
-            continue
-        window = toks[max(0, i - 3) : i]
-        if any(w in _NEGATORS or w.endswith("n't") for w in window):
-            v *= -0.74
-        total += v
+        v = get(t)
+        if v is not None and t not in skip:
+            if last_neg >= i - 3:
+                v *= -0.74
+            total += v
+        if t in _NEGATORS or t.endswith("n't"):
+            last_neg = i
     return total / math.sqrt(total * total + 15.0)
 
 
