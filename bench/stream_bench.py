@@ -226,7 +226,8 @@ async def run_mode(mode: str, args: argparse.Namespace, logdir: Path) -> dict[st
         try:
             await asyncio.to_thread(worker.wait_ready, 90)
             meter = CpuMeter({"worker": worker.pid, "broker": broker.pid, "bench": os.getpid()})
-            spy = profile_worker(worker.pid, args.py_spy, logdir / f"py-spy-{mode}.txt") if args.py_spy else None
+            drain_spy = args.py_spy and args.py_spy_phase == "drain"
+            spy = profile_worker(worker.pid, args.py_spy, logdir / f"py-spy-{mode}.txt") if drain_spy else None
             complete = await collector.wait_for(want, args.drain_timeout)
             if spy is not None:
                 await asyncio.to_thread(spy.wait)
@@ -249,8 +250,12 @@ async def run_mode(mode: str, args: argparse.Namespace, logdir: Path) -> dict[st
             live_turns = interleaved(live)
             live_want = expected_ids(live)
             meter = CpuMeter({"worker": worker.pid, "broker": broker.pid, "bench": os.getpid()})
+            live_spy = args.py_spy and args.py_spy_phase == "live"
+            spy = profile_worker(worker.pid, args.py_spy, logdir / f"py-spy-live-{mode}.txt") if live_spy else None
             sent = await send_all(broker.url, live_turns, args.rate)
             live_complete = await collector.wait_for(live_want, args.drain_timeout)
+            if spy is not None:
+                await asyncio.to_thread(spy.wait)
             result["live_cpu_pct"] = meter.stop()
             score_lat, alert_lat = [], []
             trace: list[tuple[float, str, float]] = []
@@ -327,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--modes", default="processor,batched,naive", help="any of processor, batched, naive")
     p.add_argument("--worker-arg", action="append", default=[], help="extra `attune worker` argument (repeat)")
     p.add_argument("--py-spy", type=float, default=0, help="profile the worker's drain for this many seconds")
+    p.add_argument("--py-spy-phase", choices=["drain", "live"], default="drain", help="which phase --py-spy samples")
     p.add_argument("--batch", type=int, default=500, help="events per batch in the processor mode")
     p.add_argument("--json", default=None, help="also write the results here")
     p.add_argument("--trace", default=None, help="write (sent_at, kind, latency_ms) rows to TRACE.<mode>.json")

@@ -9,6 +9,7 @@ changelog Faust flushes before it commits offsets). See the processor's docstrin
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import sys
@@ -284,6 +285,19 @@ def create_app(
     return app, rt
 
 
+def freeze_long_lived() -> None:
+    """Move every object alive now out of the cyclic collector's reach (``gc.freeze``).
+
+    Why: a full (generation 2) collection walks every tracked object (75k after imports alone: Faust,
+    aiokafka, pydantic, the scorers' compiled data). Measured in the stream bench: 33-38 ms per collection,
+    about one per 10 s of live traffic, each stalling every turn in flight (a p99 turn->score cost); after
+    freezing, none ran in the live phase and the one while draining took 14 ms. Frozen objects are still
+    freed by reference counting; only garbage cycles among them would outlive the worker.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: str = "text") -> int:
     """Create the topics, then run one Faust worker in this process until SIGTERM/SIGINT."""
     health = start_health_server(METRICS, settings.metrics_host, settings.metrics_port)  # /healthz before Kafka
@@ -314,6 +328,7 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
     async def _announce(sender: Any, **kwargs: Any) -> None:
         # A machine-readable line for supervisors (demo, tests): this worker owns these turns partitions.
         owned = sorted(tp.partition for tp in app.consumer.assignment() if tp.topic == TURNS.name)
+        freeze_long_lived()  # the recovered tables and the clients' state are long-lived as well
         print(f"{READY_MARKER} pid={os.getpid()} partitions={','.join(map(str, owned))}", flush=True)
         METRICS.set_ready(True)
 
@@ -330,6 +345,7 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
         logging_config=json_logging_config(loglevel) if log_format == "json" else None,
     )
     worker.spinner = None  # its cursor escapes would garble the ready lines supervisors parse
+    freeze_long_lived()
     try:
         worker.execute_from_commandline()
     except SystemExit as exc:
