@@ -46,7 +46,7 @@ from functools import lru_cache
 from vaderSentiment.vaderSentiment import NEGATE, SentimentIntensityAnalyzer
 
 from ._base import Exchange
-from ._text import compile_terms, content_stems, fold, tokens, wordset
+from ._text import compile_terms, content_stems, fold, tokens, trie_pattern, wordset
 from .voice import contains_helpful_question, contains_question
 
 WEIGHTS: dict[str, float] = {
@@ -168,7 +168,7 @@ _VALIDATING_MODAL_RE = re.compile(
     r"\b(?:must|would|can|could) (?:be|feel|have been|have felt) (?:(?:so|really|especially|incredibly|very|"
     rf"deeply|truly|pretty|quite|a bit|kind of) )*(?:{_ANY_FEELING})"
 )
-_REACTION_RE = compile_terms(_squash(REACTION_PHRASES))
+_REACTION_RE = compile_terms(_squash(REACTION_PHRASES))  # the per-list patterns stay for tests and audits
 _EXCLAMATION_RE = re.compile(
     r"(?:^|[.!?]\s*)(?:oh,?\s+|wow,?\s+|ouch,?\s+|ugh,?\s+|omg,?\s+)*"
     r"(?:thats|that is|that was|how|what an?)\s+(?:(?:so|really|pretty|very|super|"
@@ -181,6 +181,58 @@ _EXPLORATION_RE = compile_terms(_squash(EXPLORATION_PHRASES))
 _DISMISSIVE_RE = compile_terms(_squash(DISMISSIVE_PHRASES))
 _TOXIC_RE = compile_terms(_squash(TOXIC_POSITIVITY_PHRASES))
 _DIRECTIVE_RE = compile_terms(_squash(DIRECTIVE_PHRASES))
+
+#: The phrase lists :func:`empathy_components` tests, by category; all matched as whole (squashed) phrases.
+_PHRASE_LISTS: dict[str, tuple[str, ...]] = {
+    "reaction": REACTION_PHRASES,
+    "validation": VALIDATION_PHRASES,
+    "interpretation": INTERPRETATION_PHRASES,
+    "exploration": EXPLORATION_PHRASES,
+    "dismissive": DISMISSIVE_PHRASES,
+    "toxic": TOXIC_POSITIVITY_PHRASES,
+    "directive": DIRECTIVE_PHRASES,
+}
+
+
+def _is_word(ch: str) -> bool:
+    """What ``\\w`` matches in a str pattern (so a ``\\b`` inside a phrase can be decided statically)."""
+    return ch.isalnum() or ch == "_"
+
+
+def _phrase_categories_table() -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
+    """One scan for all seven lists instead of a search per list (each search walks the whole reply).
+
+    The union pattern reports, at every phrase start, the longest phrase followed by a word boundary
+    (the trie prefers longer continuations). Any other phrase matching at that position is a prefix
+    of it that also ends at a word boundary; whether it does depends only on the phrase's own two
+    characters around the cut, so the table maps each phrase to the categories of itself and of those
+    prefixes. A category's per-list ``compile_terms(...).search`` hits iff it is in the union.
+    """
+    cats: dict[str, set[str]] = {}
+    for cat, phrases in _PHRASE_LISTS.items():
+        for ph in _squash(phrases):
+            cats.setdefault(ph, set()).add(cat)
+    table: dict[str, frozenset[str]] = {}
+    for ph, own in cats.items():
+        acc = set(own)
+        for cut in range(1, len(ph)):
+            if ph[:cut] in cats and _is_word(ph[cut - 1]) != _is_word(ph[cut]):
+                acc |= cats[ph[:cut]]
+        table[ph] = frozenset(acc)
+    rx = re.compile(rf"(?<![\w'])(?=({trie_pattern(cats)})\b)")
+    return rx, table
+
+
+_PHRASES_RE, _PHRASE_CATEGORIES = _phrase_categories_table()
+
+
+def _phrase_categories(resp: str) -> set[str]:
+    """The categories of :data:`_PHRASE_LISTS` with a phrase in ``resp`` (squashed, folded text)."""
+    found: set[str] = set()
+    for ph in _PHRASES_RE.findall(resp):
+        found |= _PHRASE_CATEGORIES[ph]
+    return found
+
 
 _FIRST_SINGULAR = wordset("i i'm i've i'd i'll im ive me my mine myself")
 _SECOND = wordset("you you're you've you'd you'll youre your yours yourself u ur")
@@ -252,13 +304,14 @@ def empathy_components(ex: Exchange) -> EmpathyBreakdown:
     toks = tokens(ex.response)
     user_val, user_stems = _user_features(_user_context(ex))
 
-    reaction = 1.0 if (_REACTION_RE.search(resp) or _EXCLAMATION_RE.search(resp)) else 0.0
+    cats = _phrase_categories(resp)
+    reaction = 1.0 if ("reaction" in cats or _EXCLAMATION_RE.search(resp)) else 0.0
     n_feel = len(set(_FEELING_RE.findall(resp)))
     generic = 0.3 if _GENERIC_FEELING_RE.search(resp) else 0.0
     emotion = 1.0 if n_feel >= 2 else 0.6 if n_feel == 1 else generic
-    validation = 1.0 if (_VALIDATION_RE.search(resp) or _VALIDATING_MODAL_RE.search(resp)) else 0.0
-    interpretation = 1.0 if _INTERPRETATION_RE.search(resp) else 0.0
-    if _EXPLORATION_RE.search(resp) or contains_helpful_question(ex.response):
+    validation = 1.0 if ("validation" in cats or _VALIDATING_MODAL_RE.search(resp)) else 0.0
+    interpretation = 1.0 if "interpretation" in cats else 0.0
+    if "exploration" in cats or contains_helpful_question(ex.response):
         exploration = 1.0
     else:
         exploration = 0.4 if contains_question(ex.response) else 0.0
@@ -267,10 +320,10 @@ def empathy_components(ex: Exchange) -> EmpathyBreakdown:
     resp_val = _valence_of(toks, _SYMPATHY)
     congruence = 1.0 if (user_val <= -0.2 and resp_val <= 0.05) or (user_val >= 0.2 and resp_val >= 0.2) else 0.0
 
-    dismissive = 1.0 if _DISMISSIVE_RE.search(resp) else 0.0
-    toxic = 1.0 if _TOXIC_RE.search(resp) else 0.0
+    dismissive = 1.0 if "dismissive" in cats else 0.0
+    toxic = 1.0 if "toxic" in cats else 0.0
     warm = reaction or validation or interpretation
-    advice_only = 1.0 if (_DIRECTIVE_RE.search(resp) and not warm) else 0.0
+    advice_only = 1.0 if ("directive" in cats and not warm) else 0.0
     first = sum(t in _FIRST_SINGULAR for t in toks)
     second = sum(t in _SECOND for t in toks)
     self_oriented = 1.0 if first >= 3 and first > 2 * second else 0.0

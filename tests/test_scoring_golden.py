@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from _scoring_golden import GOLDEN, PARTS, available, digest
+from _scoring_golden import EDGE_REPLIES, EDGE_USERS, GOLDEN, PARTS, TEMPLATED_REPLIES, available, digest
 
 
 @pytest.mark.parametrize("part", PARTS)
@@ -18,3 +18,25 @@ def test_outputs_match_golden(part: str) -> None:
     want = orjson.loads(GOLDEN.read_bytes())[part]
     got, n = digest(part)
     assert (got, n) == (want["sha256"], want["lines"])
+
+
+def test_empathy_phrase_scan_matches_per_list_searches() -> None:
+    """The one-scan phrase categories equal a search per phrase list, phrase by phrase and in context."""
+    from scorers import empathy as e
+    from scorers._text import fold
+
+    per_list = {
+        "reaction": e._REACTION_RE,
+        "validation": e._VALIDATION_RE,
+        "interpretation": e._INTERPRETATION_RE,
+        "exploration": e._EXPLORATION_RE,
+        "dismissive": e._DISMISSIVE_RE,
+        "toxic": e._TOXIC_RE,
+        "directive": e._DIRECTIVE_RE,
+    }
+    phrases = [p for ps in e._PHRASE_LISTS.values() for p in e._squash(ps)]
+    texts = [t for p in phrases for t in (p, f"x {p}s", f"a{p} b", f"oh, {p}. {p[:-1]}", f"{p}_x {p[: len(p) // 2]}")]
+    texts += [fold(r).replace("'", "") for r in EDGE_REPLIES + TEMPLATED_REPLIES + EDGE_USERS]
+    for text in texts:
+        want = {c for c, rx in per_list.items() if rx.search(text)}
+        assert e._phrase_categories(text) == want, text
