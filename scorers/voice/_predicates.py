@@ -136,6 +136,7 @@ def _is_question(sentence: str) -> bool:
     return s.endswith("?") or _INTERROGATIVE_START.match(fold(s)) is not None
 
 
+@lru_cache(maxsize=4096)  # called by conversational quality and by the empathy signal for the same reply
 def contains_question(response: str) -> bool:
     """True if any sentence is a question: it ends in ``?`` or, since ASR transcripts often drop the
     question mark, it opens with a wh-word or an inverted auxiliary ("do you", "have you", "is it")."""
@@ -173,6 +174,7 @@ _OFFER_RE = compile_terms(
 )  # fmt: skip
 
 
+@lru_cache(maxsize=4096)  # called by helpfulness and by the empathy signal for the same reply
 def contains_helpful_question(response: str) -> bool:
     """True if the reply asks the user something or invites follow-up, rather than asking rhetorically.
 
