@@ -474,7 +474,14 @@ def _overlap(a: frozenset[str], b: frozenset[str]) -> bool:
     """Shared stem, or one stem a prefix of the other ("cook"/"cookie"): the tiny stemmer misses those."""
     if a & b:
         return True
-    return any((x.startswith(y) or y.startswith(x)) and min(len(x), len(y)) >= CQ1_MIN_STEM for x in a for y in b)
+    # A pair qualifies iff the shorter (>= CQ1_MIN_STEM letters) is a prefix of the longer, i.e. iff a stem
+    # of one set is among the >= CQ1_MIN_STEM-letter prefixes of the other: linear, not |a| x |b| tests.
+    return not b.isdisjoint(_prefixes(a)) or not a.isdisjoint(_prefixes(b))
+
+
+def _prefixes(stems: frozenset[str]) -> set[str]:
+    """Every prefix of at least ``CQ1_MIN_STEM`` letters of every stem (the stems themselves included)."""
+    return {x[:k] for x in stems for k in range(CQ1_MIN_STEM, len(x) + 1)}
 
 
 def _jaccard(a: frozenset[tuple[str, str, str]], b: frozenset[tuple[str, str, str]]) -> float:
