@@ -15,13 +15,24 @@ def _alts(phrases: str, *, prefix: bool = False) -> list[str]:
     return [re.escape(p.strip()) + tail for p in phrases.split("|") if p.strip()]
 
 
+#: The phrases behind each :func:`terms` pattern: (exact phrases, word-prefix terms). The checklist reads it
+#: to test several lists in one scan of a reply (``_heuristic._ListScan``).
+TERM_SOURCES: dict[re.Pattern[str], tuple[frozenset[str], frozenset[str]]] = {}
+
+
 def terms(exact: str = "", prefixes: str = "") -> re.Pattern[str]:
     """Word-bounded alternation of ``|``-separated exact phrases and word-prefix terms ("frustrat").
 
     Longest alternatives first, so "feel stuck" wins over "feel"; a term may not start inside a word.
     """
     alts = sorted(_alts(exact) + _alts(prefixes, prefix=True), key=len, reverse=True)
-    return re.compile(r"(?<![\w'])(?:" + "|".join(alts) + ")")
+    rx = re.compile(r"(?<![\w'])(?:" + "|".join(alts) + ")")
+    TERM_SOURCES[rx] = (_phrases(exact), _phrases(prefixes))
+    return rx
+
+
+def _phrases(spaced: str) -> frozenset[str]:
+    return frozenset(p.strip() for p in spaced.split("|") if p.strip())
 
 
 def words(text: str) -> frozenset[str]:
