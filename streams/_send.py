@@ -9,7 +9,9 @@ another ~0.19 ms, which alone caps a worker near 3,300 turns/s. The same records
 Same guarantees as Faust's own path: records go through Faust's aiokafka producer (so Faust's commit,
 which flushes that producer before committing offsets, also waits for them); keys without a partition are
 placed by the producer's partitioner, as ``producer.send`` would; a record larger than a batch gets a batch
-of its own.
+of its own. Each batch is closed before it is queued: aiokafka sends a closed batch with the next request
+instead of holding it for ``linger_ms`` (1 ms on the Tansu profile, 5 ms on Kafka's), which for a batch
+that is already complete would only be latency.
 """
 
 from __future__ import annotations
@@ -54,10 +56,11 @@ class BatchSender:
         for (topic, partition), recs in groups.items():
             batch = aio.create_batch()
             for key, value in recs:
-                if batch.append(key=key, value=value, timestamp=None) is None:  # full: send it, start another
+                if batch.append(key=key, value=value, timestamp=None) is None:  # full (and closed): send it
                     futs.append(await aio.send_batch(batch, topic, partition=partition))
                     batch = aio.create_batch()
                     batch.append(key=key, value=value, timestamp=None)  # a first record always fits
+            batch.close()  # complete: the sender takes a closed batch at once instead of lingering on it
             futs.append(await aio.send_batch(batch, topic, partition=partition))
         return futs
 

@@ -15,15 +15,27 @@ from streams.app import FaustStore
 
 
 class FakeBatch:
+    """aiokafka's BatchBuilder as the sender uses it: a full batch closes itself and rejects the record."""
+
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.records: list[tuple[bytes | None, bytes | None]] = []
+        self._closed = False
 
     def append(self, *, key: bytes | None, value: bytes | None, timestamp: float | None) -> object | None:
+        if self._closed:
+            return None
         if self.records and len(self.records) >= self.limit:
+            self.close()
             return None
         self.records.append((key, value))
         return object()
+
+    def close(self) -> None:
+        self._closed = True
+
+    def closed(self) -> bool:
+        return self._closed
 
 
 class FakeAioProducer:
@@ -43,6 +55,8 @@ class FakeAioProducer:
         return FakeBatch(self.limit)
 
     async def send_batch(self, batch: FakeBatch, topic: str, *, partition: int) -> asyncio.Future[None]:
+        # aiokafka holds an open batch for linger_ms waiting for more records; a complete one must be closed
+        assert batch.closed(), "an open batch would linger in the accumulator"
         self.sent.append((topic, partition, list(batch.records)))
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         fut.set_result(None)
