@@ -262,9 +262,19 @@ def _valence_of(toks: Sequence[str], skip: frozenset[str] = frozenset()) -> floa
 
 
 @lru_cache(maxsize=4096)
-def _user_features(user_text: str) -> tuple[float, frozenset[str]]:
-    """(valence, content stems) of the user's recent text; cached because a user turn repeats."""
-    return _valence_of(tokens(user_text)), content_stems(user_text)
+def _user_features(parts: tuple[str, ...]) -> tuple[float, frozenset[str]]:
+    """(valence, content stems) of the user's recent messages joined by newlines; cached because a user
+    turn repeats.
+
+    No token spans a newline (folding is per character), so the joined text's tokens are the parts'
+    tokens in order and its stems the union of theirs: both come from the per-message caches, which
+    the next reply's context and the checklist at close ask for again, instead of from a new string.
+    """
+    if len(parts) == 1:
+        toks = tokens(parts[0])
+        return _valence_of(toks), content_stems(parts[0])
+    toks = tuple(t for p in parts for t in tokens(p))
+    return _valence_of(toks), frozenset().union(*map(content_stems, parts))
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,20 +299,33 @@ class EmpathyBreakdown:
         return asdict(self)
 
 
-def _user_context(ex: Exchange) -> str:
-    """The user's text the reply answers plus the user turn before it (replies reflect both)."""
-    users = [m.text for m in ex.history if m.role == "user"]
-    recent = users[-2:] if users else []
+def _user_parts(ex: Exchange) -> tuple[str, ...]:
+    """The user's text the reply answers plus the user turn before it (replies reflect both), oldest first.
+
+    Scans the history backwards to the second user message, not the whole history per reply.
+    """
+    recent: list[str] = []
+    for m in reversed(ex.history):
+        if m.role == "user":
+            recent.append(m.text)
+            if len(recent) == 2:
+                break
+    recent.reverse()
     if ex.user_text and (not recent or recent[-1] != ex.user_text):
         recent.append(ex.user_text)
-    return "\n".join(recent[-2:])
+    return tuple(recent[-2:])
+
+
+def _user_context(ex: Exchange) -> str:
+    """The user's context of :func:`_user_parts` as one text (what the features are defined over)."""
+    return "\n".join(_user_parts(ex))
 
 
 def empathy_components(ex: Exchange) -> EmpathyBreakdown:
     """Compute each documented component of the empathy signal for one exchange."""
     resp = fold(ex.response).replace("'", "")
     toks = tokens(ex.response)
-    user_val, user_stems = _user_features(_user_context(ex))
+    user_val, user_stems = _user_features(_user_parts(ex))
 
     cats = _phrase_categories(resp)
     reaction = 1.0 if ("reaction" in cats or _EXCLAMATION_RE.search(resp)) else 0.0

@@ -54,3 +54,15 @@ def test_checklist_list_scan_matches_per_list_searches() -> None:
     for text in texts:
         want = {name for name, rx in _REPLY_LISTS.patterns.items() if rx.search(text)}
         assert _REPLY_LISTS(text) == want, text
+
+
+def test_user_features_of_parts_equal_those_of_the_joined_text() -> None:
+    """Valence and stems from the per-message caches equal those of the newline-joined context."""
+    from scorers import empathy as e
+    from scorers._text import content_stems, tokens
+
+    texts = [*EDGE_USERS, *EDGE_REPLIES, "I can't say ΣΑΣ", "ΣΑΣ no", "don't", "not happy at all"]
+    for a in texts:
+        for b in texts[::3]:
+            joined = f"{a}\n{b}"
+            assert e._user_features((a, b)) == (e._valence_of(tokens(joined)), content_stems(joined)), joined
