@@ -7,9 +7,12 @@ signals are ``medium``: they call for a boundary-aware reply, not for crisis res
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .._base import Signal
 from ._context import negated
-from ._engine import Rule, RuleSet, to_signals
+from ._crisis import _CRISIS
+from ._engine import Rule, RuleSet, shared_cues, to_signals
 from ._lexicon import MACROS
 from ._normalise import normalise
 
@@ -59,6 +62,8 @@ _RULES: list[Rule] = [
 # fmt: on
 
 _DEPENDENCY = RuleSet(_RULES, MACROS)
+#: Every user turn is read by the crisis and the dependency rules: one cue scan per text serves both.
+_user_cues = shared_cues((_CRISIS, _DEPENDENCY), lru_cache(maxsize=4096))
 
 
 def detect_user_dependency(text: str) -> list[Signal]:

@@ -10,7 +10,7 @@ media context...) inspect the text around a match before it is accepted.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from schemas import Severity
@@ -56,7 +56,7 @@ class Hit:
 class RuleSet:
     """A compiled table of rules with a cue prefilter."""
 
-    __slots__ = ("_activates", "_compiled", "_prefilter", "rules")
+    __slots__ = ("_activates", "_compiled", "_cues", "_prefilter", "rules")
 
     def __init__(self, rules: Sequence[Rule], macros: Mapping[str, str]) -> None:
         if not rules:
@@ -66,20 +66,26 @@ class RuleSet:
         for r in rules:
             if not r.cues:
                 raise ValueError(f"rule without cues: {r.pattern[:60]!r}")
-        stems = sorted({c for r in rules for c in r.cues}, key=lambda s: (-len(s), s))
-        # Zero-width (a capture inside a look-ahead) so that a long cue ("the only") cannot hide a cue
-        # starting inside it ("only"). At each position the longest stem is reported; every cue that
-        # is a prefix of it is present there too, so a reported stem activates all its prefixes' rules.
-        # The stems are compiled as a trie ("kil(?:l)?|...") so each position costs a few character
-        # tests instead of one test per stem.
-        self._prefilter = re.compile(r"\b(?=\w)(?=(" + trie_pattern(stems) + "))")
-        self._activates: dict[str, tuple[int, ...]] = {
-            s: tuple(i for i, r in enumerate(rules) if any(s.startswith(c) for c in r.cues)) for s in stems
-        }
+        stems = {c for r in rules for c in r.cues}
+        self._prefilter = _prefilter(stems)
+        self._cues: Callable[[str], Iterable[str]] = self._prefilter.findall
+        self._activates: dict[str, tuple[int, ...]] = {s: self._rules_for(s) for s in stems}
+
+    def _rules_for(self, stem: str) -> tuple[int, ...]:
+        return tuple(i for i, r in enumerate(self.rules) if any(stem.startswith(c) for c in r.cues))
+
+    def share_cues(self, stems: Iterable[str], cues: Callable[[str], Iterable[str]]) -> None:
+        """Take the reported stems from ``cues`` (a scan over ``stems``, a superset of this set's cues).
+
+        At each position that scan reports the longest of all ``stems`` present; this set's cues present
+        there are exactly its cues that prefix it, as with this set's own scan, so the same rules activate.
+        """
+        self._activates = {s: self._rules_for(s) for s in stems}
+        self._cues = cues
 
     def active_rules(self, text: str) -> list[int]:
         """Indices (in table order) of the rules whose cues occur in ``text``."""
-        found = set(self._prefilter.findall(text))
+        found = self._cues(text)
         if not found:
             return []
         idx: set[int] = set()
@@ -108,6 +114,40 @@ class RuleSet:
             if first_only and hits:
                 break
         return hits
+
+
+def _prefilter(stems: Iterable[str]) -> re.Pattern[str]:
+    """The cue scan: at every word start, the longest stem present there.
+
+    Zero-width (a capture inside a look-ahead) so that a long cue ("the only") cannot hide a cue starting
+    inside it ("only"). At each position the longest stem is reported; every cue that is a prefix of it is
+    present there too, so a reported stem activates all its prefixes' rules. The stems are compiled as a
+    trie ("kil(?:l)?|...") so each position costs a few character tests instead of one test per stem.
+    """
+    ordered = sorted(set(stems), key=lambda s: (-len(s), s))
+    return re.compile(r"\b(?=\w)(?=(" + trie_pattern(ordered) + "))")
+
+
+CueScan = Callable[[str], frozenset[str]]
+
+
+def shared_cues(rulesets: Sequence[RuleSet], cache: Callable[[CueScan], CueScan]) -> CueScan:
+    """One cue scan serving several rule sets that read the same normalised text, behind ``cache``.
+
+    The crisis and dependency detectors both read every user turn, the resource and harm detectors every
+    reply: each pair scanned the text for its own cues; one scan over the union, cached per text for the
+    second reader, reports what both need. Bind the result at module level so cache resets reach it.
+    """
+    stems = {c for rs in rulesets for r in rs.rules for c in r.cues}
+    rx = _prefilter(stems)
+
+    def scan(text: str) -> frozenset[str]:
+        return frozenset(rx.findall(text))
+
+    cues = cache(scan)
+    for rs in rulesets:
+        rs.share_cues(stems, cues)
+    return cues
 
 
 def _evidence(text: str, start: int, end: int) -> str:

@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from .._base import Signal
 from ._context import clause_left, diagnosis_hedged, medically_supervised, negated
-from ._engine import Rule, RuleSet, to_signals
+from ._engine import Rule, RuleSet, shared_cues, to_signals
 from ._lexicon import MACROS
 from ._normalise import normalise
 
@@ -205,6 +205,8 @@ _HARMFUL_RULES: list[Rule] = [
 
 _RESOURCES = RuleSet(_RESOURCE_RULES, MACROS)
 _HARMFUL = RuleSet(_HARMFUL_RULES, MACROS)
+#: Every reply is read by the resource and the harm rules: one cue scan per text serves both.
+_reply_cues = shared_cues((_RESOURCES, _HARMFUL), lru_cache(maxsize=4096))
 
 
 @lru_cache(maxsize=4096)
