@@ -170,11 +170,25 @@ class Stats:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
+@dataclass(frozen=True, slots=True)
+class _PendingClose:
+    """A conversation closed in this batch whose checklist has not run yet (see ``process(defer_closes=)``)."""
+
+    conversation_id: str
+    partition: int
+    messages: list[tuple[int, Message]]
+    context: TurnContext | None
+    reason: CloseReason
+    scores: list[TurnScore]
+
+
 @dataclass(slots=True)
 class BatchResult:
     outputs: list[Outbound] = field(default_factory=list)
     writes: list[Write] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
+    #: Closes whose checklist :meth:`TurnProcessor.finish_closes` still has to run (deferred batches only).
+    closes: list[_PendingClose] = field(default_factory=list)
 
 
 # -- index ranges: a 1,000-turn conversation in order is one pair, not 1,000 numbers -----------------
@@ -290,7 +304,14 @@ class TurnProcessor:
         self.stats = Stats()
 
     # -- public ---------------------------------------------------------------------------------------
-    def process(self, items: Sequence[Inbound], now: float) -> BatchResult:
+    def process(self, items: Sequence[Inbound], now: float, *, defer_closes: bool = False) -> BatchResult:
+        """Decode and score ``items``; the result's outputs go to the broker before its writes are applied.
+
+        ``defer_closes``: leave the checklists of the conversations closed in this batch to
+        :meth:`finish_closes`, so the caller can send the batch's turn scores and alerts first and run
+        the checklists (the costliest step, ~1-2 ms each) while those travel. The table writes are
+        complete either way; only the ``conversation_score`` records (and close-hook outputs) wait.
+        """
         batch = _Batch(self.store)
         res = BatchResult()
         for item in items:
@@ -323,7 +344,34 @@ class TurnProcessor:
                 self._dead_letter(res, raw, InvalidRecord(f"processing failed: {exc!r}"), item)
         res.writes = batch.finish()
         self.stats.add(res.stats)
+        if not defer_closes:
+            self.finish_closes(res)
         return res
+
+    def finish_closes(self, res: BatchResult) -> list[Outbound]:
+        """Run the deferred checklists of ``res``; returns their outputs (also appended to ``res.outputs``)."""
+        out: list[Outbound] = []
+        for pc in res.closes:
+            score = None
+            if pc.messages:
+                try:
+                    score = self.ev.on_close(pc.conversation_id, pc.messages, pc.context, pc.reason, pc.scores)
+                except Exception:
+                    # Retrying on every tick would fail the same way; the buffer is freed, so say so loudly.
+                    log.exception("checklist failed for %s; closing without a conversation_score", pc.conversation_id)
+            if score is None:
+                continue
+            out.append(Outbound(_OUTPUT_TOPIC[score.kind], score.conversation_id.encode(), encode(score), score.kind))
+            res.stats.closed += 1
+            self.stats.closed += 1
+            closed = ClosedConversation(
+                pc.conversation_id, pc.partition, tuple(pc.messages), pc.context, pc.reason, score
+            )
+            for hook in self.close_hooks:
+                out.extend(hook(closed))
+        res.closes = []
+        res.outputs.extend(out)
+        return out
 
     def due(self, now: float) -> list[tuple[str, int, str]]:
         """(conversation_id, partition, action) for every conversation the timer should act on."""
@@ -500,26 +548,8 @@ class TurnProcessor:
     def _close(self, batch: _Batch, res: BatchResult, cid: str, meta: dict[str, Any], reason: str, now: float) -> None:
         hist = self._hist(cid, meta)
         self._drain(batch, res, cid, meta, hist, force=True)
-        score = None
-        if hist.messages:
-            try:
-                score = self.ev.on_close(cid, hist.messages, hist.context, reason, hist.scores)
-            except Exception:
-                # Retrying on every tick would fail the same way; free the buffer and say so loudly.
-                log.exception("checklist failed for %s; closing without a conversation_score", cid)
-        if score is not None:
-            self._emit(res, [score])
-            res.stats.closed += 1
-            closed = ClosedConversation(
-                cid,
-                meta["p"],
-                tuple(hist.messages),
-                hist.context,
-                reason,
-                score,  # type: ignore[arg-type]
-            )
-            for hook in self.close_hooks:
-                res.outputs.extend(hook(closed))
+        # The checklist needs only what is buffered now; it runs in finish_closes (same batch).
+        res.closes.append(_PendingClose(cid, meta["p"], hist.messages, hist.context, reason, hist.scores))  # type: ignore[arg-type]
         # Tombstone first, then free the turns: a crash in between leaves orphans the expiry removes,
         # never a live conversation missing turns.
         batch.replace_meta(cid, {"p": meta["p"], "closed": now, "idx": meta["idx"]})

@@ -180,6 +180,35 @@ def test_close_hook_sees_the_ordered_conversation_and_its_score() -> None:
     assert any(o.topic == CONVERSATION_SCORES.name for o in out)
 
 
+def test_deferred_closes_leave_only_the_checklist_for_later() -> None:
+    """``defer_closes``: turn scores and alerts first, then ``finish_closes``; same records, same writes."""
+    convs = synthetic(3, 6, prefix="defer")
+    events = [e for c in convs for e in _turn_events(c)]
+    seen: list[str] = []
+
+    def hook(closed: ClosedConversation) -> list[Outbound]:
+        seen.append(closed.conversation_id)
+        return []
+
+    eager, deferred = Harness(hooks=[hook]), Harness(hooks=[hook])
+    eager_res = eager.proc.process(_items(events), 1000.0)
+    res = deferred.proc.process(_items(events), 1000.0, defer_closes=True)
+    assert [pc.conversation_id for pc in res.closes] == [c.conversation_id for c in convs]
+    assert not any(o.topic == CONVERSATION_SCORES.name for o in res.outputs)
+    assert res.writes == eager_res.writes  # the tables close the conversations either way
+    assert seen == [c.conversation_id for c in convs]  # the eager run's hooks
+    later = deferred.proc.finish_closes(res)
+    assert [o.topic for o in later] == [CONVERSATION_SCORES.name] * 3 and not res.closes
+    assert seen == [c.conversation_id for c in convs] * 2
+
+    def records(outputs: list[Outbound]) -> dict[str, object]:
+        return {rid(r): comparable(r) for r in (decode_output(o.value) for o in outputs)}
+
+    assert len(res.outputs) == len(eager_res.outputs)
+    assert records(res.outputs) == records(eager_res.outputs)
+    assert res.stats == eager_res.stats and deferred.proc.stats == eager.proc.stats
+
+
 def test_long_conversation_never_rewrites_the_whole_buffer() -> None:
     n = 1000
     conv = Conversation(
