@@ -8,9 +8,11 @@ time, each output awaited on its own, same scoring and tables) on a fresh embedd
    excluded), and every record the batch path produces must arrive (checked by id). The CPU time the
    worker, the broker and this process (the output reader) used while draining is reported as a share of
    one core, with the machine's total, so the split on a shared machine is visible;
-2. **latency**: live traffic at a fixed rate (default 500 turns/s); turn→score is the time from sending
-   an assistant turn to receiving its ``turn_score``, crisis-turn→alert from sending a crisis user turn
-   to receiving its ``crisis_disclosure`` alert (both measured by the same process, one clock).
+2. **latency**: live traffic at a fixed rate (default 500 turns/s) into a second fresh broker and worker
+   (``--same-broker``: the backlog's; see :func:`run_mode` for why not by default); turn→score is the
+   time from sending an assistant turn to receiving its ``turn_score``, crisis-turn→alert from sending a
+   crisis user turn to receiving its ``crisis_disclosure`` alert (both measured by the same process, one
+   clock).
 
 Mode ``processor`` runs the same backlog through :class:`streams.TurnProcessor` in this process, with an
 in-memory store and no broker (decode, score, encode outputs, table writes): the worker's own ceiling.
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import subprocess
@@ -205,90 +208,157 @@ def agent_batches(port: int) -> tuple[float, float]:
 
 
 async def run_mode(mode: str, args: argparse.Namespace, logdir: Path) -> dict[str, object]:
+    """Throughput on one fresh broker, then latency on another (unless ``--same-broker``).
+
+    Why two brokers: Tansu's memory engine costs more per request the more records a topic holds
+    (``bench/tansu_growth.py``: at 1,000 records/s into one topic, p50 produce->consume latency 3.4 ms at
+    4k records, 17 ms at 16k, 68 ms at 32k; broker CPU 38 % -> 98 % of a core). After the backlog phase
+    the turns topic and the changelogs hold ~9k-18k records each, so on the same broker the live phase
+    measures Tansu's growth as much as the worker (a real Kafka's per-request cost does not grow so).
+    """
     result: dict[str, object] = {"mode": mode}
     with EmbeddedBroker(log_path=logdir / f"tansu-{mode}.log") as broker:
-        settings = StreamSettings(broker=broker.url, profile="tansu")
-        await create_topics(broker.bootstrap, settings.topics(), configs=settings.topic_configs())
-        collector = Collector(broker.url)
-        collector.start()
+        await drain_phase(mode, args, logdir, broker, result)  # with --same-broker, the live phase too
+    if not args.same_broker:
+        with EmbeddedBroker(log_path=logdir / f"tansu-{mode}-live.log") as broker:
+            await live_phase(mode, args, logdir, broker, result)
+    return result
 
-        backlog = conversations(args.backlog, f"{mode}-backlog")
-        backlog_turns = interleaved(backlog)
-        want = expected_ids(backlog)
-        t0 = time.monotonic()
-        await send_all(broker.url, backlog_turns, None)
-        result["publish_turns_per_s"] = round(len(backlog_turns) / (time.monotonic() - t0))
 
-        extra = ["--naive"] if mode == "naive" else []
-        metrics_port = free_port()
-        wargs = [*extra, "--inactivity-timeout", "120", "--metrics-port", str(metrics_port), *args.worker_arg]
-        worker = WorkerProcess(broker.url, "tansu", wargs, logdir / f"w-{mode}.log")
+async def start_worker(
+    mode: str, args: argparse.Namespace, logdir: Path, broker: EmbeddedBroker, tag: str
+) -> tuple[WorkerProcess, int]:
+    extra = ["--naive"] if mode == "naive" else []
+    metrics_port = free_port()
+    wargs = [*extra, "--inactivity-timeout", "120", "--metrics-port", str(metrics_port), *args.worker_arg]
+    worker = WorkerProcess(broker.url, "tansu", wargs, logdir / f"w-{mode}-{tag}.log")
+    await asyncio.to_thread(worker.wait_ready, 90)
+    return worker, metrics_port
+
+
+async def prepared(broker: EmbeddedBroker) -> Collector:
+    """The worker's topics on ``broker``, and a reader of the output topics already running."""
+    settings = StreamSettings(broker=broker.url, profile="tansu")
+    await create_topics(broker.bootstrap, settings.topics(), configs=settings.topic_configs())
+    collector = Collector(broker.url)
+    collector.start()
+    return collector
+
+
+async def drain_phase(
+    mode: str, args: argparse.Namespace, logdir: Path, broker: EmbeddedBroker, result: dict[str, object]
+) -> None:
+    """A published backlog drained by a worker started after it (see the module docstring)."""
+    collector = await prepared(broker)
+    backlog = conversations(args.backlog, f"{mode}-backlog")
+    backlog_turns = interleaved(backlog)
+    want = expected_ids(backlog)
+    t0 = time.monotonic()
+    await send_all(broker.url, backlog_turns, None)
+    result["publish_turns_per_s"] = round(len(backlog_turns) / (time.monotonic() - t0))
+    worker, metrics_port = await start_worker(mode, args, logdir, broker, "drain")
+    try:
+        meter = CpuMeter({"worker": worker.pid, "broker": broker.pid, "bench": os.getpid()})
+        drain_spy = args.py_spy and args.py_spy_phase == "drain"
+        spy = profile_worker(worker.pid, args.py_spy, logdir / f"py-spy-{mode}.txt") if drain_spy else None
+        complete = await collector.wait_for(want, args.drain_timeout)
+        if spy is not None:
+            await asyncio.to_thread(spy.wait)
+        result["drain_cpu_pct"] = meter.stop()
+        # CPU per turn is steadier than turns/s on a shared machine (others' load stretches wall time).
+        result["worker_cpu_ms_per_turn"] = round(1000 * meter.used["worker"] / len(backlog_turns), 3)
+        arrivals = [collector.first[i] for i in want if i in collector.first]
+        span = max(arrivals) - min(arrivals) if arrivals else float("nan")
+        events, batches = agent_batches(metrics_port)
+        result.update(
+            drain_mean_batch=round(events / batches, 1) if batches else None,
+            backlog_turns=len(backlog_turns),
+            backlog_complete=complete,
+            backlog_records=len(want),
+            backlog_received=len(arrivals),
+            turns_per_s=round(len(backlog_turns) / span) if complete and span > 0 else None,
+        )
+        if args.same_broker:
+            await live_phase(mode, args, logdir, broker, result, worker, collector)
+    finally:
+        worker.stop()
+        await collector.close()
+
+
+async def live_phase(
+    mode: str,
+    args: argparse.Namespace,
+    logdir: Path,
+    broker: EmbeddedBroker,
+    result: dict[str, object],
+    worker: WorkerProcess | None = None,
+    collector: Collector | None = None,
+) -> None:
+    """Live traffic at ``--rate`` for ``--seconds``: turn->score and crisis->alert latency."""
+    own = worker is None
+    if collector is None:
+        collector = await prepared(broker)
+    if worker is None:
+        worker, _ = await start_worker(mode, args, logdir, broker, "live")
+    try:
+        # Warm-up, not measured: every bundled sample once at the live rate (the producer's and the
+        # reader's first requests, the worker's first sends to each topic).
+        warm = conversations(8, f"{mode}-warm")
+        await send_all(broker.url, interleaved(warm), args.rate)
+        await collector.wait_for(expected_ids(warm), args.drain_timeout)
+        live = conversations(max(1, int(args.rate * args.seconds / 6.5)), f"{mode}-live")
+        live_turns = interleaved(live)
+        live_want = expected_ids(live)
+        meter = CpuMeter({"worker": worker.pid, "broker": broker.pid, "bench": os.getpid()})
+        live_spy = args.py_spy and args.py_spy_phase == "live"
+        spy = profile_worker(worker.pid, args.py_spy, logdir / f"py-spy-live-{mode}.txt") if live_spy else None
+        # This process is the clock: a full collection of its growing id maps paused it 40-64 ms in the
+        # middle of the live phase (seen in a gc.callbacks trace), which read as turn latency. As timeit
+        # does, the measured interval runs without the cyclic collector.
+        gc.collect()
+        gc.disable()
         try:
-            await asyncio.to_thread(worker.wait_ready, 90)
-            meter = CpuMeter({"worker": worker.pid, "broker": broker.pid, "bench": os.getpid()})
-            drain_spy = args.py_spy and args.py_spy_phase == "drain"
-            spy = profile_worker(worker.pid, args.py_spy, logdir / f"py-spy-{mode}.txt") if drain_spy else None
-            complete = await collector.wait_for(want, args.drain_timeout)
-            if spy is not None:
-                await asyncio.to_thread(spy.wait)
-            result["drain_cpu_pct"] = meter.stop()
-            # CPU per turn is steadier than turns/s on a shared machine (others' load stretches wall time).
-            result["worker_cpu_ms_per_turn"] = round(1000 * meter.used["worker"] / len(backlog_turns), 3)
-            arrivals = [collector.first[i] for i in want if i in collector.first]
-            span = max(arrivals) - min(arrivals) if arrivals else float("nan")
-            events, batches = agent_batches(metrics_port)
-            result.update(
-                drain_mean_batch=round(events / batches, 1) if batches else None,
-                backlog_turns=len(backlog_turns),
-                backlog_complete=complete,
-                backlog_records=len(want),
-                backlog_received=len(arrivals),
-                turns_per_s=round(len(backlog_turns) / span) if complete and span > 0 else None,
-            )
-
-            live = conversations(max(1, int(args.rate * args.seconds / 6.5)), f"{mode}-live")
-            live_turns = interleaved(live)
-            live_want = expected_ids(live)
-            meter = CpuMeter({"worker": worker.pid, "broker": broker.pid, "bench": os.getpid()})
-            live_spy = args.py_spy and args.py_spy_phase == "live"
-            spy = profile_worker(worker.pid, args.py_spy, logdir / f"py-spy-live-{mode}.txt") if live_spy else None
             sent = await send_all(broker.url, live_turns, args.rate)
             live_complete = await collector.wait_for(live_want, args.drain_timeout)
-            if spy is not None:
-                await asyncio.to_thread(spy.wait)
-            result["live_cpu_pct"] = meter.stop()
-            score_lat, alert_lat = [], []
-            trace: list[tuple[float, str, float]] = []
-            for rid in live_want:
-                rec = collector.records.get(rid)
-                if rec is None:
-                    continue
-                kind, cid, turn_index, alert_type = rec
-                key = (cid, turn_index)
-                if kind == "turn_score" and key in sent:
-                    score_lat.append(1000 * (collector.first[rid] - sent[key]))
-                    trace.append((sent[key], "score", score_lat[-1]))
-                elif kind == "safety_alert" and alert_type == "crisis_disclosure" and key in sent:
-                    alert_lat.append(1000 * (collector.first[rid] - sent[key]))
-            if args.trace:
-                t0 = min(t for t, _, _ in trace)
-                rows = sorted((round(t - t0, 3), kind, round(ms, 1)) for t, kind, ms in trace)
-                Path(f"{args.trace}.{mode}.json").write_bytes(orjson.dumps(rows))
-            result.update(
-                live_rate=args.rate,
-                live_turns=len(live_turns),
-                live_complete=live_complete,
-                score_ms_p50=round(pct(score_lat, 0.5), 1),
-                score_ms_p99=round(pct(score_lat, 0.99), 1),
-                alert_ms_p50=round(pct(alert_lat, 0.5), 1),
-                alert_ms_p99=round(pct(alert_lat, 0.99), 1),
-                n_scores=len(score_lat),
-                n_alerts=len(alert_lat),
-            )
         finally:
+            gc.enable()
+        if spy is not None:
+            await asyncio.to_thread(spy.wait)
+        result["live_cpu_pct"] = meter.stop()
+        score_lat, alert_lat = [], []
+        trace: list[tuple[float, str, float]] = []
+        for rid in live_want:
+            rec = collector.records.get(rid)
+            if rec is None:
+                continue
+            kind, cid, turn_index, alert_type = rec
+            key = (cid, turn_index)
+            if kind == "turn_score" and key in sent:
+                score_lat.append(1000 * (collector.first[rid] - sent[key]))
+                trace.append((sent[key], "score", score_lat[-1]))
+            elif kind == "safety_alert" and alert_type == "crisis_disclosure" and key in sent:
+                alert_lat.append(1000 * (collector.first[rid] - sent[key]))
+                trace.append((sent[key], "alert", alert_lat[-1]))
+        if args.trace and trace:
+            t0 = min(t for t, _, _ in trace)
+            rows = sorted((round(t - t0, 3), kind, round(ms, 1)) for t, kind, ms in trace)
+            Path(f"{args.trace}.{mode}.json").write_bytes(orjson.dumps(rows))
+        result.update(
+            live_broker="the backlog's" if args.same_broker else "fresh",
+            live_rate=args.rate,
+            live_turns=len(live_turns),
+            live_complete=live_complete,
+            score_ms_p50=round(pct(score_lat, 0.5), 1),
+            score_ms_p99=round(pct(score_lat, 0.99), 1),
+            alert_ms_p50=round(pct(alert_lat, 0.5), 1),
+            alert_ms_p99=round(pct(alert_lat, 0.99), 1),
+            n_scores=len(score_lat),
+            n_alerts=len(alert_lat),
+        )
+    finally:
+        if own:
             worker.stop()
             await collector.close()
-    return result
 
 
 def run_processor(args: argparse.Namespace) -> dict[str, object]:
@@ -332,10 +402,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--modes", default="processor,batched,naive", help="any of processor, batched, naive")
     p.add_argument("--worker-arg", action="append", default=[], help="extra `attune worker` argument (repeat)")
     p.add_argument("--py-spy", type=float, default=0, help="profile the worker's drain for this many seconds")
+    p.add_argument("--same-broker", action="store_true", help="live phase on the backlog's broker (Tansu slows)")
     p.add_argument("--py-spy-phase", choices=["drain", "live"], default="drain", help="which phase --py-spy samples")
     p.add_argument("--batch", type=int, default=500, help="events per batch in the processor mode")
     p.add_argument("--json", default=None, help="also write the results here")
-    p.add_argument("--trace", default=None, help="write (sent_at, kind, latency_ms) rows to TRACE.<mode>.json")
+    p.add_argument("--trace", default=None, help="write (sent_at, score|alert, latency_ms) rows to TRACE.<mode>.json")
     args = p.parse_args(argv)
     logdir = Path(tempfile.mkdtemp(prefix="attune-bench-"))
     modes = args.modes.split(",")
