@@ -46,14 +46,16 @@ def test_checklist_list_scan_matches_per_list_searches() -> None:
     """The checklist's one-scan list test equals each list's own search, literal by literal and in context."""
     from scorers.checklist import _heuristic as h
     from scorers.checklist import _lexicon as lx
-    from scorers.checklist._heuristic import _REPLY_LISTS
+    from scorers.checklist._heuristic import _REPLY_LISTS, _USER_LISTS
 
-    literals = [w for rx in _REPLY_LISTS.patterns.values() for part in lx.TERM_SOURCES[rx] for w in part]
-    texts = [t for w in literals for t in (w, f"x {w}s", f"a{w} b", f"oh, {w}. {w[:-1]}", f"{w}_x {w[: len(w) // 2]}")]
-    texts += [h.fold(r) for r in EDGE_REPLIES + TEMPLATED_REPLIES + EDGE_USERS]
-    for text in texts:
-        want = {name for name, rx in _REPLY_LISTS.patterns.items() if rx.search(text)}
-        assert _REPLY_LISTS(text) == want, text
+    for scan in (_REPLY_LISTS, _USER_LISTS):
+        literals = [w for rx in scan.patterns.values() for part in lx.TERM_SOURCES[rx] for w in part]
+        contexts = [(w, f"x {w}s", f"a{w} b", f"oh, {w}. {w[:-1]}", f"{w}_x {w[: len(w) // 2]}") for w in literals]
+        texts = [t for ts in contexts for t in ts]
+        texts += [h.fold(r) for r in EDGE_REPLIES + TEMPLATED_REPLIES + EDGE_USERS]
+        for text in texts:
+            want = {name for name, rx in scan.patterns.items() if rx.search(text)}
+            assert scan(text) == want, text
 
 
 def test_user_features_of_parts_equal_those_of_the_joined_text() -> None:

@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from typing import Any, Generic, TypeVar, overload
 
 from schemas import Answer, CriterionResult, Message, TurnContext
 
@@ -48,6 +48,31 @@ CP2_MIN_UNCONTRACTED, CP2_MIN_CONTRACTION_SHARE = 3, 0.25
 CP3_MIN_BACK_REFERENCES = 2
 CP3_MIN_TOPIC_CONTINUITY = 0.25  # below this share of user turns echoing earlier ones: "unrelated topics"
 _GENERIC = content_stems(" ".join(lx.GENERIC_STEMS))  # stemmed like the user text they are removed from
+
+
+_T = TypeVar("_T")
+
+
+class _lazy(Generic[_T]):
+    """``functools.cached_property`` without the lock Python 3.11 takes on every first access.
+
+    A ``_Reply`` lives for one ``heuristic_checklist`` call on one thread, so the lock only cost time
+    (about 25 first accesses per close). Non-data descriptor: once stored, the instance dict wins.
+    """
+
+    def __init__(self, fn: Callable[[Any], _T]) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+
+    @overload
+    def __get__(self, obj: None, cls: type | None = None) -> _lazy[_T]: ...
+    @overload
+    def __get__(self, obj: object, cls: type | None = None) -> _T: ...
+    def __get__(self, obj: object | None, cls: type | None = None) -> _T | _lazy[_T]:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
 
 
 def _is_word(ch: str) -> bool:
@@ -104,7 +129,9 @@ class _ListScan:
         return frozenset(found)
 
 
-#: Lists only ever tested for presence in a whole reply (no matched text needed): one scan per reply.
+#: Lists tested in a whole reply: one scan per reply tells which occur. Most are presence-only; for
+#: DISMISSIVE, CRISIS_MINIMISING and TEMPLATED (matched text quoted in the reasoning) the scan is a
+#: prefilter, and their own ``search`` runs only on a reply that contains one (rare in real replies).
 _REPLY_LISTS = _ListScan(
     {
         "ACKNOWLEDGE": lx.ACKNOWLEDGE,
@@ -116,8 +143,18 @@ _REPLY_LISTS = _ListScan(
         "INSIGHT_ASSISTANT": lx.INSIGHT_ASSISTANT,
         "SEVERITY_ACK": lx.SEVERITY_ACK,
         "UPBEAT": lx.UPBEAT,
+        "DISMISSIVE": lx.DISMISSIVE,
+        "CRISIS_MINIMISING": lx.CRISIS_MINIMISING,
+        "TEMPLATED": lx.TEMPLATED,
     }
 )
+#: The term lists read from user messages (USER_EMOTION's matched text is needed only for a dismissal).
+_USER_LISTS = _ListScan({"USER_EMOTION": lx.USER_EMOTION, "INSIGHT_USER": lx.INSIGHT_USER})
+
+
+def _search(rx: re.Pattern[str], name: str, lists: frozenset[str], text: str) -> re.Match[str] | None:
+    """``rx.search(text)``, skipped when the list scan of ``text`` says the list ``name`` is absent."""
+    return rx.search(text) if name in lists else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,23 +201,29 @@ class _Reply:
         self.text = text
         self.folded = fold(text)
 
-    @cached_property
+    @_lazy
     def lists(self) -> frozenset[str]:
         """Names of the :data:`_REPLY_LISTS` that occur in the folded reply."""
         return _REPLY_LISTS(self.folded)
 
-    @cached_property
+    @_lazy
     def sentences(self) -> list[str]:
         return [fold(s) for s in sentences(self.text)]
 
-    @cached_property
+    @_lazy
     def words(self) -> int:
         return word_count(self.text)
 
-    @cached_property
+    @_lazy
+    def advice_match(self) -> re.Match[str] | None:
+        """ADVICE in the whole reply. None also rules it out in every sentence (each is a stretch of the
+        reply between whitespace, where the pattern's boundaries read the same), so sentences skip it."""
+        return lx.ADVICE.search(self.folded)
+
+    @_lazy
     def advice(self) -> str | None:
         """The first advice/technique span, or None."""
-        if m := lx.ADVICE.search(self.folded):
+        if m := self.advice_match:
             return m.group(0)
         for s in self.sentences:
             toks = tokens(s)
@@ -190,30 +233,36 @@ class _Reply:
                 return " ".join(toks[:3])
         return None
 
-    @cached_property
+    @_lazy
     def questions(self) -> list[str]:
         return [s for s in self.sentences if s.endswith("?")]
 
-    @cached_property
+    @_lazy
     def substantive_questions(self) -> list[str]:
         """Questions other than stock closers such as "Anything else?" (they add no value for CQ5)."""
         return [q for q in self.questions if not lx.GENERIC_QUESTION.search(q)]
 
-    @cached_property
+    @_lazy
     def exploratory(self) -> bool:
         """An open question about the user's situation: not an offer/check-in, not advice in disguise."""
-        return any(not lx.OFFER_QUESTION.search(q) and not lx.ADVICE.search(q) for q in self.questions)
+        return any(
+            not lx.OFFER_QUESTION.search(q) and (self.advice_match is None or not lx.ADVICE.search(q))
+            for q in self.questions
+        )
 
-    @cached_property
+    @_lazy
     def moves(self) -> tuple[str, ...]:
         """Sentence moves, consecutive repeats collapsed: Q question, T technique, E empathy, S statement."""
         seq: list[str] = []
+        # A list absent from the whole reply is absent from each sentence (see advice_match): skip it.
+        advice_in = self.advice_match is not None
+        ack_in = "ACKNOWLEDGE" in self.lists
         for s in self.sentences:
             if s.endswith("?"):
                 mv = "Q"
-            elif lx.ADVICE.search(s) or (tokens(s)[:1] and tokens(s)[0] in lx.IMPERATIVE_OPENERS):
+            elif (advice_in and lx.ADVICE.search(s)) or ((toks := tokens(s)) and toks[0] in lx.IMPERATIVE_OPENERS):
                 mv = "T"
-            elif lx.ACKNOWLEDGE.search(s):
+            elif ack_in and lx.ACKNOWLEDGE.search(s):
                 mv = "E"
             else:
                 mv = "S"
@@ -221,7 +270,7 @@ class _Reply:
                 seq.append(mv)
         return tuple(seq)
 
-    @cached_property
+    @_lazy
     def trigrams(self) -> frozenset[tuple[str, str, str]]:
         t = tokens(self.text)
         return frozenset(zip(t, t[1:], t[2:], strict=False))
@@ -248,6 +297,14 @@ class _Conversation:
         self.reply = {t.number: _Reply(t.reply) for t in self.turns if t.replies}
         self.user_folded = {t.number: fold(t.user) for t in self.counted}
         self.crisis_turns = [t.number for t in self.counted if t.user and detect_crisis(t.user)]
+        self._user_lists: dict[int, frozenset[str]] = {}
+
+    def user_lists(self, number: int) -> frozenset[str]:
+        """Names of the :data:`_USER_LISTS` in the user message(s) of turn ``number`` (scanned once)."""
+        found = self._user_lists.get(number)
+        if found is None:
+            found = self._user_lists[number] = _USER_LISTS(self.user_folded[number])
+        return found
 
     # -- comprehension ----------------------------------------------------------------------------------
     def cq1(self) -> CriterionResult:
@@ -314,11 +371,13 @@ class _Conversation:
         acked: list[int] = []
         dismissive: list[str] = []
         for t in self.answered:
-            if not (m := lx.USER_EMOTION.search(self.user_folded[t.number])):
+            if "USER_EMOTION" not in self.user_lists(t.number):
                 continue
             emotional.append(t.number)
             r = self.reply[t.number]
-            if d := lx.DISMISSIVE.search(r.folded):
+            if d := _search(lx.DISMISSIVE, "DISMISSIVE", r.lists, r.folded):
+                m = lx.USER_EMOTION.search(self.user_folded[t.number])
+                assert m is not None  # the scan found the list
                 dismissive.append(f"turn {t.number} '{d.group(0)}' to '{m.group(0)}'")
             elif r.lists & {"ACKNOWLEDGE", "USER_EMOTION"}:
                 acked.append(t.number)
@@ -332,14 +391,15 @@ class _Conversation:
     def cq4(self) -> CriterionResult:
         """Advice before any exploratory question (in an earlier reply) is premature, unless asked for."""
         first_explore: int | None = None
-        first_request = next(
-            (t.number for t in self.counted if lx.ADVICE_REQUEST.search(self.user_folded[t.number])), None
-        )
         for t in self.answered:
             if t.number in self.crisis_turns:
                 continue  # crisis resources are required there (CQ9), not premature advice
             r = self.reply[t.number]
             if r.advice:
+                # Only advice needs the user's first request (the search runs once: every path returns).
+                first_request = next(
+                    (u.number for u in self.counted if lx.ADVICE_REQUEST.search(self.user_folded[u.number])), None
+                )
                 if first_request is not None and first_request <= t.number:
                     return _r("YES", f"first advice at turn {t.number} ('{r.advice}') answers the user's request")
                 if first_explore is None:
@@ -440,7 +500,10 @@ class _Conversation:
             if not t.replies:
                 return _r("NO", f"crisis at {cue} received no reply")
             r = self.reply[num]
-            if m := (lx.CRISIS_MINIMISING.search(r.folded) or lx.DISMISSIVE.search(r.folded)):
+            if m := (
+                _search(lx.CRISIS_MINIMISING, "CRISIS_MINIMISING", r.lists, r.folded)
+                or _search(lx.DISMISSIVE, "DISMISSIVE", r.lists, r.folded)
+            ):
                 return _r("NO", f"crisis at {cue} minimised: '{m.group(0)}'")
             if offers_crisis_resources(r.text):
                 resourced = True
@@ -486,14 +549,14 @@ class _Conversation:
         robotic = [
             f"turn {num} '{m.group(0).strip()}'"
             for num, r in replies
-            if (m := lx.TEMPLATED.search(r.folded) or lx.FORMATTING.search(r.text))
+            if (m := _search(lx.TEMPLATED, "TEMPLATED", r.lists, r.folded) or lx.FORMATTING.search(r.text))
         ]
         if robotic and len(robotic) / n >= CP2_MAX_ROBOTIC_SHARE:
             return _r("NO", f"{len(robotic)}/{n} replies templated or formatted ({'; '.join(robotic[:2])})")
         repeated = Counter(s for _, r in replies for s in dict.fromkeys(r.sentences) if len(s.split()) >= 4)
         if repeated and (top := repeated.most_common(1)[0])[1] >= CP1_MIN_REPEATS:
             return _r("NO", f"same sentence in {top[1]} replies: '{top[0][:60]}'")
-        contr = sum(len(lx.CONTRACTION.findall(r.folded)) for _, r in replies)
+        contr = sum(len(lx.CONTRACTION.findall(r.folded)) for _, r in replies if "'" in r.folded)  # needs a "'"
         uncontr = sum(len(lx.UNCONTRACTED.findall(r.folded)) for _, r in replies)
         if uncontr >= CP2_MIN_UNCONTRACTED and contr / (contr + uncontr) < CP2_MIN_CONTRACTION_SHARE:
             return _r("NO", f"formal throughout: {uncontr} uncontracted forms vs {contr} contractions")
@@ -529,7 +592,7 @@ class _Conversation:
         insight = [
             t.number
             for t in half
-            if lx.INSIGHT_USER.search(self.user_folded[t.number])
+            if "INSIGHT_USER" in self.user_lists(t.number)
             or (t.replies and "INSIGHT_ASSISTANT" in self.reply[t.number].lists)
         ]
         detail = f"{len(back)} replies reference earlier context, insight/depth markers in 2nd half at {len(insight)}"
