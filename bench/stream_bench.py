@@ -339,6 +339,12 @@ async def live_phase(
             elif kind == "safety_alert" and alert_type == "crisis_disclosure" and key in sent:
                 alert_lat.append(1000 * (collector.first[rid] - sent[key]))
                 trace.append((sent[key], "alert", alert_lat[-1]))
+        # The broker slows as the run fills its topics (bench/tansu_growth.py): the two halves show how much.
+        start = min(sent.values()) if sent else 0.0
+        halves: tuple[list[float], list[float]] = ([], [])
+        for t, kind, ms in trace:
+            if kind == "score":
+                halves[int(t - start >= args.seconds / 2)].append(ms)
         if args.trace and trace:
             t0 = min(t for t, _, _ in trace)
             rows = sorted((round(t - t0, 3), kind, round(ms, 1)) for t, kind, ms in trace)
@@ -350,6 +356,7 @@ async def live_phase(
             live_complete=live_complete,
             score_ms_p50=round(pct(score_lat, 0.5), 1),
             score_ms_p99=round(pct(score_lat, 0.99), 1),
+            score_ms_p99_halves=[round(pct(h, 0.99), 1) for h in halves],
             alert_ms_p50=round(pct(alert_lat, 0.5), 1),
             alert_ms_p99=round(pct(alert_lat, 0.99), 1),
             n_scores=len(score_lat),
@@ -415,7 +422,8 @@ def main(argv: list[str] | None = None) -> int:
     summary: dict[str, object] = {"results": results, "logs": str(logdir)}
     if "batched" in by and "naive" in by and by["batched"].get("turns_per_s") and by["naive"].get("turns_per_s"):
         summary["throughput_ratio"] = round(by["batched"]["turns_per_s"] / by["naive"]["turns_per_s"], 2)  # type: ignore[operator]
-    cols = ["mode", "turns_per_s", "backlog_complete", "score_ms_p50", "score_ms_p99", "alert_ms_p50", "alert_ms_p99"]
+    cols = ["mode", "turns_per_s", "backlog_complete", "score_ms_p50", "score_ms_p99", "score_ms_p99_halves"]
+    cols += ["alert_ms_p50", "alert_ms_p99"]
     cols += ["worker_cpu_ms_per_turn", "drain_cpu_pct", "live_cpu_pct"]
     print(" | ".join(cols))
     for r in results:
