@@ -53,12 +53,29 @@ def conversations(n: int, prefix: str) -> list[Conversation]:
     return [base[i % len(base)].model_copy(update={"conversation_id": f"{prefix}-{i:05d}"}) for i in range(n)]
 
 
-def interleaved(convs: list[Conversation]) -> list[Turn]:
-    """Round-robin over conversations: each keeps its order, many are open at once (live shape)."""
-    per = [c.as_turns() for c in convs]
+def interleaved(convs: list[Conversation], open_at_once: int = 0) -> list[Turn]:
+    """Round-robin over open conversations; each keeps its order.
+
+    ``open_at_once`` 0: all conversations open together (they start together and, being of similar
+    length, close together). N > 0: N are open at a time and a conversation that ends is replaced by the
+    next one, so conversations start and close at a steady rate (``--live-open``).
+    """
+    pending = [iter(c.as_turns()) for c in convs]
+    width = open_at_once or len(pending)
+    slots, pending = pending[:width], pending[width:]
     out: list[Turn] = []
-    for j in range(max(len(p) for p in per)):
-        out += [p[j] for p in per if j < len(p)]
+    while slots:
+        still: list = []
+        for it in slots:
+            turn = next(it, None)
+            if turn is not None:
+                out.append(turn)
+                still.append(it)
+            elif pending:
+                nxt = pending.pop(0)
+                out.append(next(nxt))
+                still.append(nxt)
+        slots = still
     return out
 
 
@@ -307,7 +324,7 @@ async def live_phase(
         await send_all(broker.url, interleaved(warm), args.rate)
         await collector.wait_for(expected_ids(warm), args.drain_timeout)
         live = conversations(max(1, int(args.rate * args.seconds / 6.5)), f"{mode}-live")
-        live_turns = interleaved(live)
+        live_turns = interleaved(live, args.live_open)
         live_want = expected_ids(live)
         meter = CpuMeter({"worker": worker.pid, "broker": broker.pid, "bench": os.getpid()})
         live_spy = args.py_spy and args.py_spy_phase == "live"
@@ -409,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--modes", default="processor,batched,naive", help="any of processor, batched, naive")
     p.add_argument("--worker-arg", action="append", default=[], help="extra `attune worker` argument (repeat)")
     p.add_argument("--py-spy", type=float, default=0, help="profile the worker's drain for this many seconds")
+    p.add_argument("--live-open", type=int, default=0, help="conversations open at once in the live phase (0: all)")
     p.add_argument("--same-broker", action="store_true", help="live phase on the backlog's broker (Tansu slows)")
     p.add_argument("--py-spy-phase", choices=["drain", "live"], default="drain", help="which phase --py-spy samples")
     p.add_argument("--batch", type=int, default=500, help="events per batch in the processor mode")
