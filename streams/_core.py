@@ -309,8 +309,9 @@ class TurnProcessor:
 
         ``defer_closes``: leave the checklists of the conversations closed in this batch to
         :meth:`finish_closes`, so the caller can send the batch's turn scores and alerts first and run
-        the checklists (the costliest step, ~1-2 ms each) while those travel. The table writes are
-        complete either way; only the ``conversation_score`` records (and close-hook outputs) wait.
+        the checklists (the costliest step: ~0.3 ms for 6 turns, ~1.2 ms for 20) while those travel. The
+        table writes are complete either way; only the ``conversation_score`` records (and close-hook
+        outputs) wait.
         """
         batch = _Batch(self.store)
         res = BatchResult()
