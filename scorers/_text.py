@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u0060": "'", "\u00b4": "'"})
@@ -80,6 +80,60 @@ def trie_pattern(words: Iterable[str]) -> str:
         return body
 
     return emit(trie)
+
+
+def _is_word(ch: str) -> bool:
+    """What ``\\w`` matches in a str pattern, to decide a ``\\b`` from two known characters."""
+    return ch.isalnum() or ch == "_"
+
+
+class ListScan:
+    """Which of several term lists occur in a text, in one scan instead of a search per list.
+
+    ``lists`` maps a name to (exact phrases, word-prefix terms), matched as :func:`compile_terms` would
+    (and ``checklist._lexicon.terms``): a literal may not start inside a word, an exact phrase must end at
+    a word boundary. The union trie reports at each start position the longest literal present; every
+    other literal present there is a prefix of it. For a shorter prefix, the boundary after it lies
+    between two characters of the reported literal, so its lists are known per literal in advance
+    (``static``); only the reported literal's own exact phrases need the text's boundary (``bounded``).
+    A name is returned iff that list's own pattern would find a match. The empathy signal and the
+    checklist use it (each has a test that it equals the per-list searches).
+    """
+
+    def __init__(self, lists: Mapping[str, tuple[Iterable[str], Iterable[str]]]) -> None:
+        exact: dict[str, set[str]] = {}
+        prefix: dict[str, set[str]] = {}
+        for name, (ex, pre) in lists.items():
+            for w in ex:
+                exact.setdefault(w, set()).add(name)
+            for w in pre:
+                prefix.setdefault(w, set()).add(name)
+        literals = exact.keys() | prefix.keys()
+        self.static: dict[str, frozenset[str]] = {}
+        self.bounded: dict[str, frozenset[str]] = {}
+        for w in literals:
+            acc = set(prefix.get(w, ()))
+            for cut in range(1, len(w)):
+                head = w[:cut]
+                acc |= prefix.get(head, set())
+                if head in exact and _is_word(w[cut - 1]) != _is_word(w[cut]):
+                    acc |= exact[head]
+            self.static[w] = frozenset(acc)
+            self.bounded[w] = frozenset(exact.get(w, ()))
+        self._rx = re.compile(r"(?<![\w'])(?=(" + trie_pattern(literals) + "))")
+
+    def __call__(self, text: str) -> frozenset[str]:
+        found: set[str] = set()
+        for m in self._rx.finditer(text):
+            w = m.group(1)
+            found |= self.static[w]
+            bounded = self.bounded[w]
+            if bounded and not found.issuperset(bounded):
+                end = m.start() + len(w)
+                after = end < len(text) and _is_word(text[end])
+                if _is_word(w[-1]) != after:
+                    found |= bounded
+        return frozenset(found)
 
 
 def compile_terms(terms: Iterable[str], *, prefix: bool = False) -> re.Pattern[str]:

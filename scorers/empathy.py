@@ -46,7 +46,7 @@ from functools import lru_cache
 from vaderSentiment.vaderSentiment import NEGATE, SentimentIntensityAnalyzer
 
 from ._base import Exchange
-from ._text import compile_terms, content_stems, fold, tokens, trie_pattern, wordset
+from ._text import ListScan, compile_terms, content_stems, fold, tokens, wordset
 from .voice import contains_helpful_question, contains_question
 
 WEIGHTS: dict[str, float] = {
@@ -194,44 +194,8 @@ _PHRASE_LISTS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _is_word(ch: str) -> bool:
-    """What ``\\w`` matches in a str pattern (so a ``\\b`` inside a phrase can be decided statically)."""
-    return ch.isalnum() or ch == "_"
-
-
-def _phrase_categories_table() -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
-    """One scan for all seven lists instead of a search per list (each search walks the whole reply).
-
-    The union pattern reports, at every phrase start, the longest phrase followed by a word boundary
-    (the trie prefers longer continuations). Any other phrase matching at that position is a prefix
-    of it that also ends at a word boundary; whether it does depends only on the phrase's own two
-    characters around the cut, so the table maps each phrase to the categories of itself and of those
-    prefixes. A category's per-list ``compile_terms(...).search`` hits iff it is in the union.
-    """
-    cats: dict[str, set[str]] = {}
-    for cat, phrases in _PHRASE_LISTS.items():
-        for ph in _squash(phrases):
-            cats.setdefault(ph, set()).add(cat)
-    table: dict[str, frozenset[str]] = {}
-    for ph, own in cats.items():
-        acc = set(own)
-        for cut in range(1, len(ph)):
-            if ph[:cut] in cats and _is_word(ph[cut - 1]) != _is_word(ph[cut]):
-                acc |= cats[ph[:cut]]
-        table[ph] = frozenset(acc)
-    rx = re.compile(rf"(?<![\w'])(?=({trie_pattern(cats)})\b)")
-    return rx, table
-
-
-_PHRASES_RE, _PHRASE_CATEGORIES = _phrase_categories_table()
-
-
-def _phrase_categories(resp: str) -> set[str]:
-    """The categories of :data:`_PHRASE_LISTS` with a phrase in ``resp`` (squashed, folded text)."""
-    found: set[str] = set()
-    for ph in _PHRASES_RE.findall(resp):
-        found |= _PHRASE_CATEGORIES[ph]
-    return found
+#: Which of :data:`_PHRASE_LISTS` occur in a (squashed, folded) reply: one scan instead of seven searches.
+_phrase_categories = ListScan({cat: (_squash(phrases), ()) for cat, phrases in _PHRASE_LISTS.items()})
 
 
 _FIRST_SINGULAR = wordset("i i'm i've i'd i'll im ive me my mine myself")

@@ -46,15 +46,15 @@ def test_checklist_list_scan_matches_per_list_searches() -> None:
     """The checklist's one-scan list test equals each list's own search, literal by literal and in context."""
     from scorers.checklist import _heuristic as h
     from scorers.checklist import _lexicon as lx
-    from scorers.checklist._heuristic import _REPLY_LISTS, _USER_LISTS
+    from scorers.checklist._heuristic import _REPLY_LISTS, _REPLY_PATTERNS, _USER_LISTS, _USER_PATTERNS
 
-    for scan in (_REPLY_LISTS, _USER_LISTS):
-        literals = [w for rx in scan.patterns.values() for part in lx.TERM_SOURCES[rx] for w in part]
+    for scan, patterns in ((_REPLY_LISTS, _REPLY_PATTERNS), (_USER_LISTS, _USER_PATTERNS)):
+        literals = [w for rx in patterns.values() for part in lx.TERM_SOURCES[rx] for w in part]
         contexts = [(w, f"x {w}s", f"a{w} b", f"oh, {w}. {w[:-1]}", f"{w}_x {w[: len(w) // 2]}") for w in literals]
         texts = [t for ts in contexts for t in ts]
         texts += [h.fold(r) for r in EDGE_REPLIES + TEMPLATED_REPLIES + EDGE_USERS]
         for text in texts:
-            want = {name for name, rx in scan.patterns.items() if rx.search(text)}
+            want = {name for name, rx in patterns.items() if rx.search(text)}
             assert scan(text) == want, text
 
 

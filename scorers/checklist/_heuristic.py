@@ -25,7 +25,7 @@ from typing import Any, Generic, TypeVar, overload
 
 from schemas import Answer, CriterionResult, Message, TurnContext
 
-from .._text import content_stems, fold, sentences, tokens, trie_pattern, word_count
+from .._text import ListScan, content_stems, fold, sentences, tokens, word_count
 from ..safety import detect_crisis, detect_harmful_reply, offers_crisis_resources
 from . import _lexicon as lx
 from ._spec import CRITERIA_BY_ID
@@ -75,81 +75,27 @@ class _lazy(Generic[_T]):
         return value
 
 
-def _is_word(ch: str) -> bool:
-    """What ``\\w`` matches in a str pattern, to decide a ``\\b`` from two known characters."""
-    return ch.isalnum() or ch == "_"
-
-
-class _ListScan:
-    """Which of several :func:`_lexicon.terms` lists occur in a text, in one scan instead of a search each.
-
-    A list's pattern matches at a position iff one of its literals starts there (not inside a word) and,
-    for an exact phrase, a word boundary follows it. The union trie reports at each such position the
-    longest literal present; every other literal present there is a prefix of it. For a prefix that is
-    shorter, the boundary after it lies between two characters of the reported literal, so its lists
-    are known per literal in advance (``static``); only the reported literal's own exact phrases need
-    the text's boundary (``bounded``). A list is found iff its own ``search`` would return a match.
-    """
-
-    def __init__(self, lists: dict[str, re.Pattern[str]]) -> None:
-        self.patterns = lists
-        exact: dict[str, set[str]] = {}
-        prefix: dict[str, set[str]] = {}
-        for name, rx in lists.items():
-            ex, pre = lx.TERM_SOURCES[rx]
-            for w in ex:
-                exact.setdefault(w, set()).add(name)
-            for w in pre:
-                prefix.setdefault(w, set()).add(name)
-        literals = exact.keys() | prefix.keys()
-        self.static: dict[str, frozenset[str]] = {}
-        self.bounded: dict[str, frozenset[str]] = {}
-        for w in literals:
-            acc = set(prefix.get(w, ()))
-            for cut in range(1, len(w)):
-                head = w[:cut]
-                acc |= prefix.get(head, set())
-                if head in exact and _is_word(w[cut - 1]) != _is_word(w[cut]):
-                    acc |= exact[head]
-            self.static[w] = frozenset(acc)
-            self.bounded[w] = frozenset(exact.get(w, ()))
-        self._rx = re.compile(r"(?<![\w'])(?=(" + trie_pattern(literals) + "))")
-
-    def __call__(self, text: str) -> frozenset[str]:
-        found: set[str] = set()
-        for m in self._rx.finditer(text):
-            w = m.group(1)
-            found |= self.static[w]
-            bounded = self.bounded[w]
-            if bounded and not found.issuperset(bounded):
-                end = m.start() + len(w)
-                after = end < len(text) and _is_word(text[end])
-                if _is_word(w[-1]) != after:
-                    found |= bounded
-        return frozenset(found)
-
-
 #: Lists tested in a whole reply: one scan per reply tells which occur. Most are presence-only; for
 #: DISMISSIVE, CRISIS_MINIMISING and TEMPLATED (matched text quoted in the reasoning) the scan is a
 #: prefilter, and their own ``search`` runs only on a reply that contains one (rare in real replies).
-_REPLY_LISTS = _ListScan(
-    {
-        "ACKNOWLEDGE": lx.ACKNOWLEDGE,
-        "USER_EMOTION": lx.USER_EMOTION,
-        "PERSPECTIVE": lx.PERSPECTIVE,
-        "AGENCY": lx.AGENCY,
-        "WARMTH": lx.WARMTH,
-        "BACK_REFERENCE": lx.BACK_REFERENCE,
-        "INSIGHT_ASSISTANT": lx.INSIGHT_ASSISTANT,
-        "SEVERITY_ACK": lx.SEVERITY_ACK,
-        "UPBEAT": lx.UPBEAT,
-        "DISMISSIVE": lx.DISMISSIVE,
-        "CRISIS_MINIMISING": lx.CRISIS_MINIMISING,
-        "TEMPLATED": lx.TEMPLATED,
-    }
-)
+_REPLY_PATTERNS: dict[str, re.Pattern[str]] = {
+    "ACKNOWLEDGE": lx.ACKNOWLEDGE,
+    "USER_EMOTION": lx.USER_EMOTION,
+    "PERSPECTIVE": lx.PERSPECTIVE,
+    "AGENCY": lx.AGENCY,
+    "WARMTH": lx.WARMTH,
+    "BACK_REFERENCE": lx.BACK_REFERENCE,
+    "INSIGHT_ASSISTANT": lx.INSIGHT_ASSISTANT,
+    "SEVERITY_ACK": lx.SEVERITY_ACK,
+    "UPBEAT": lx.UPBEAT,
+    "DISMISSIVE": lx.DISMISSIVE,
+    "CRISIS_MINIMISING": lx.CRISIS_MINIMISING,
+    "TEMPLATED": lx.TEMPLATED,
+}
+_REPLY_LISTS = ListScan({name: lx.TERM_SOURCES[rx] for name, rx in _REPLY_PATTERNS.items()})
 #: The term lists read from user messages (USER_EMOTION's matched text is needed only for a dismissal).
-_USER_LISTS = _ListScan({"USER_EMOTION": lx.USER_EMOTION, "INSIGHT_USER": lx.INSIGHT_USER})
+_USER_PATTERNS: dict[str, re.Pattern[str]] = {"USER_EMOTION": lx.USER_EMOTION, "INSIGHT_USER": lx.INSIGHT_USER}
+_USER_LISTS = ListScan({name: lx.TERM_SOURCES[rx] for name, rx in _USER_PATTERNS.items()})
 
 
 def _search(rx: re.Pattern[str], name: str, lists: frozenset[str], text: str) -> re.Match[str] | None:

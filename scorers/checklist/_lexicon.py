@@ -16,7 +16,7 @@ def _alts(phrases: str, *, prefix: bool = False) -> list[str]:
 
 
 #: The phrases behind each :func:`terms` pattern: (exact phrases, word-prefix terms). The checklist reads it
-#: to test several lists in one scan of a reply (``_heuristic._ListScan``).
+#: to test several lists in one scan of a reply (``scorers._text.ListScan``).
 TERM_SOURCES: dict[re.Pattern[str], tuple[frozenset[str], frozenset[str]]] = {}
 
 
