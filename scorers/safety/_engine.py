@@ -56,7 +56,7 @@ class Hit:
 class RuleSet:
     """A compiled table of rules with a cue prefilter."""
 
-    __slots__ = ("_activates", "_compiled", "_cues", "_prefilter", "rules")
+    __slots__ = ("_activates", "_compiled", "_cues", "rules")
 
     def __init__(self, rules: Sequence[Rule], macros: Mapping[str, str]) -> None:
         if not rules:
@@ -67,8 +67,7 @@ class RuleSet:
             if not r.cues:
                 raise ValueError(f"rule without cues: {r.pattern[:60]!r}")
         stems = {c for r in rules for c in r.cues}
-        self._prefilter = _prefilter(stems)
-        self._cues: Callable[[str], Iterable[str]] = self._prefilter.findall
+        self._cues: Callable[[str], Iterable[str]] = _prefilter(stems).findall
         self._activates: dict[str, tuple[int, ...]] = {s: self._rules_for(s) for s in stems}
 
     def _rules_for(self, stem: str) -> tuple[int, ...]:
