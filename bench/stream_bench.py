@@ -108,11 +108,24 @@ def cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICK
 
 
+def _cpu_line() -> list[int]:
+    return [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+
+
 def machine_busy_seconds() -> float:
-    """CPU seconds all processes on the machine have used so far (every core, from /proc/stat)."""
-    vals = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    """CPU seconds all processes on the machine have used so far (every core, from /proc/stat; no steal)."""
+    vals = _cpu_line()
     idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
-    return (sum(vals[:8]) - idle) / _TICK
+    return (sum(vals[:7]) - idle) / _TICK
+
+
+def steal_seconds() -> float:
+    """CPU seconds the hypervisor gave to other guests while this VM wanted to run (/proc/stat "steal").
+
+    Why: on a shared host this is the one direct sign that a slow run was the machine's, not the code's.
+    """
+    vals = _cpu_line()
+    return vals[7] / _TICK if len(vals) > 7 else 0.0
 
 
 def profile_worker(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes]:
@@ -132,12 +145,16 @@ class CpuMeter:
     def __init__(self, pids: dict[str, int | None]) -> None:
         self.pids = pids
         self.t0 = time.monotonic()
-        self.before = {n: cpu_seconds(p) for n, p in pids.items()} | {"machine": machine_busy_seconds()}
+        self.before = {n: cpu_seconds(p) for n, p in pids.items()} | self._machine()
+
+    @staticmethod
+    def _machine() -> dict[str, float]:
+        return {"machine": machine_busy_seconds(), "steal": steal_seconds()}
 
     def stop(self) -> dict[str, float]:
-        """Percent of one core per process over the interval (the machine total is out of 100 x cores)."""
+        """Percent of one core per process over the interval (machine and steal are out of 100 x cores)."""
         wall = time.monotonic() - self.t0
-        after = {n: cpu_seconds(p) for n, p in self.pids.items()} | {"machine": machine_busy_seconds()}
+        after = {n: cpu_seconds(p) for n, p in self.pids.items()} | self._machine()
         self.used = {n: after[n] - self.before[n] for n in after}
         return {n: round(100 * self.used[n] / wall) for n in after}
 

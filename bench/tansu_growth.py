@@ -5,11 +5,16 @@ them (``fetch_max_wait_ms`` 5, as the worker's Tansu profile); every ``--every``
 prints how many records the topic holds, the produce->consume latency p50/p99 of that interval and the
 broker's CPU (percent of one core). No attune code runs: this is the broker alone.
 
+``--per-batch N`` sends N records per producer batch (same record rate): the cost follows the number of
+*batches* a partition holds, not records (the memory engine stores one object per batch and a fetch lists
+a partition's objects). ``--fetch-other`` has the consumer read a second, nearly empty topic instead: then
+nothing grows, so it is fetching a long partition that costs, not producing to one.
+
 Why it matters: ``bench/stream_bench.py`` measures live latency on a fresh broker because of this, and a
 long-running demo on the embedded broker slows down the same way (real Kafka's per-request cost does not
 grow with the log).
 
-    .venv/bin/python bench/tansu_growth.py [--rate 1000] [--seconds 36] [--every 4]
+    .venv/bin/python bench/tansu_growth.py [--rate 1000] [--seconds 36] [--every 4] [--per-batch 1] [--fetch-other]
 """
 
 from __future__ import annotations
@@ -28,14 +33,15 @@ from streams import EmbeddedBroker
 PAD = b"x" * 400
 
 
-async def run(rate: float, seconds: int, every: int) -> None:
+async def run(rate: float, seconds: int, every: int, per_batch: int, fetch_other: bool) -> None:
     with EmbeddedBroker() as broker:
         admin = AIOKafkaAdminClient(bootstrap_servers=broker.bootstrap)
         await admin.start()
-        await admin.create_topics([NewTopic("growth", 4, 1)])
+        await admin.create_topics([NewTopic("growth", 4, 1), NewTopic("probe", 4, 1)])
         await admin.close()
+        read_from = "probe" if fetch_other else "growth"
         consumer = AIOKafkaConsumer(
-            "growth", bootstrap_servers=broker.bootstrap, fetch_max_wait_ms=5, auto_offset_reset="earliest"
+            read_from, bootstrap_servers=broker.bootstrap, fetch_max_wait_ms=5, auto_offset_reset="earliest"
         )
         producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=1)
         await consumer.start()
@@ -57,8 +63,14 @@ async def run(rate: float, seconds: int, every: int) -> None:
                     delay = start + sent / rate - time.monotonic()
                     if delay > 0:
                         await asyncio.sleep(delay)
-                    await producer.send("growth", f"{time.time():<20}".encode() + PAD, partition=random.randrange(4))
-                    sent += 1
+                    batch = producer.create_batch()
+                    for _ in range(per_batch):
+                        batch.append(key=None, value=f"{time.time():<20}".encode() + PAD, timestamp=None)
+                    batch.close()
+                    await producer.send_batch(batch, "growth", partition=random.randrange(4))
+                    if fetch_other and sent % (10 * per_batch) == 0:  # the probe topic: 1/10 of the batches
+                        await producer.send("probe", f"{time.time():<20}".encode() + PAD, partition=random.randrange(4))
+                    sent += per_batch
                 cpu = meter.stop()["broker"]
                 print(f"{sent:>16,} | {pct(latencies, 0.5):8.1f} / {pct(latencies, 0.99):7.1f} | {cpu:>4}", flush=True)
         finally:
@@ -72,8 +84,10 @@ def main() -> None:
     p.add_argument("--rate", type=float, default=1000.0, help="records per second")
     p.add_argument("--seconds", type=int, default=36)
     p.add_argument("--every", type=int, default=4, help="seconds per printed interval")
+    p.add_argument("--per-batch", type=int, default=1, help="records per producer batch")
+    p.add_argument("--fetch-other", action="store_true", help="consume a second, small topic instead")
     args = p.parse_args()
-    asyncio.run(run(args.rate, args.seconds, args.every))
+    asyncio.run(run(args.rate, args.seconds, args.every, args.per_batch, args.fetch_other))
 
 
 if __name__ == "__main__":

@@ -41,7 +41,10 @@ class BrokerProfile:
       changelog record per partition per round trip.
     * ``session_timeout``: a short group session keeps the first join from waiting 30 s.
     * ``fetch_max_wait_ms``: Tansu answers a fetch when the wait expires rather than when data arrives,
-      so Faust's hard-coded 1,500 ms long poll would become turn latency.
+      so Faust's hard-coded 1,500 ms long poll would become turn latency. 10 ms, not less: each fetch
+      makes Tansu list every stored batch of every partition it names (its memory engine keeps one object
+      per produced batch), so polling faster costs the broker and the worker CPU that the live tail pays
+      for (5 alternating pairs, 5 vs 10 ms: turn->score p99 median 76 vs 64 ms; docs/benchmarks.md).
     * no idempotent or transactional producer (unsupported), so the guarantee is at-least-once and
       every output carries a deterministic id for consumers to de-duplicate by.
     * topics are always declared with explicit partitions (Tansu auto-creates with 4).
@@ -56,7 +59,7 @@ class BrokerProfile:
 
 
 PROFILES: dict[ProfileName, BrokerProfile] = {
-    "tansu": BrokerProfile("tansu", 8.0, 2.0, linger_ms=1, fetch_max_wait_ms=5, highwaters_from_fetch=True),
+    "tansu": BrokerProfile("tansu", 8.0, 2.0, linger_ms=1, fetch_max_wait_ms=10, highwaters_from_fetch=True),
     "kafka": BrokerProfile("kafka", 30.0, 3.0, linger_ms=5, fetch_max_wait_ms=None, highwaters_from_fetch=False),
 }
 
