@@ -1,7 +1,7 @@
 """How the embedded broker's cost grows with the records a topic holds (Tansu 0.6, memory engine).
 
 One producer sends 420-byte records at a fixed rate into a fresh 4-partition topic, one consumer reads
-them (``fetch_max_wait_ms`` 5, as the worker's Tansu profile); every ``--every`` seconds the script
+them (``fetch_max_wait_ms`` 5, the Tansu profile's value until 2026-11-23, now 10); every ``--every`` seconds the script
 prints how many records the topic holds, the produce->consume latency p50/p99 of that interval and the
 broker's CPU (percent of one core). No attune code runs: this is the broker alone.
 
