@@ -131,7 +131,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--app-id", default="attune", help="consumer group / table namespace (default %(default)s)")
     p.add_argument("--partitions", type=int, default=TURNS.partitions, help="turns topic partitions")
     p.add_argument("--batch-max", type=int, default=500, help="max events per agent batch (stream.take)")
-    p.add_argument("--batch-within", type=float, default=0.002, help="max seconds to fill a batch")
+    p.add_argument("--batch-within", type=float, default=0.005, help="max seconds to fill a batch")
     p.add_argument("--inactivity-timeout", type=float, default=300.0, help="close a silent conversation (s)")
     p.add_argument("--reorder-timeout", type=float, default=1.0, help="max wait for a missing turn (s)")
     p.add_argument("--tombstone-ttl", type=float, default=600.0, help="how long a closed id ignores turns (s)")

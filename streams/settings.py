@@ -36,9 +36,9 @@ class StreamSettings:
     app_id: str = "attune"
     partitions: int = TURNS.partitions
     batch_max: int = 500
-    #: Longest wait to fill an agent batch. 2 ms rather than 5: at 500 turns/s on Tansu, p50 turn->score
-    #: 2-4 ms lower and p99 lower or equal in 4 alternating pairs (docs/benchmarks.md, 2026-11-23).
-    batch_within: float = 0.002
+    #: Longest wait to fill an agent batch. Not 2 ms: live latency was lower, but draining batches shrank
+    #: from ~75 to ~24 events and a worker drained 17-25 % fewer turns/s (docs/benchmarks.md, 2026-11-23).
+    batch_within: float = 0.005
     timeouts: Timeouts = field(default_factory=Timeouts)
     timer_interval: float = 0.5
     naive: bool = False
