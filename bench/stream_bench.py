@@ -108,24 +108,17 @@ def cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICK
 
 
-def _cpu_line() -> list[int]:
-    return [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+def machine_seconds() -> dict[str, float]:
+    """CPU seconds so far over every core, from one read of /proc/stat.
 
-
-def machine_busy_seconds() -> float:
-    """CPU seconds all processes on the machine have used so far (every core, from /proc/stat; no steal)."""
-    vals = _cpu_line()
-    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
-    return (sum(vals[:7]) - idle) / _TICK
-
-
-def steal_seconds() -> float:
-    """CPU seconds the hypervisor gave to other guests while this VM wanted to run (/proc/stat "steal").
-
-    Why: on a shared host this is the one direct sign that a slow run was the machine's, not the code's.
+    ``machine``: used by all processes (steal excluded). ``steal``: time the hypervisor gave to other
+    guests while this VM wanted to run. On a shared host it is the one direct sign that a slow run was
+    the machine's, not the code's.
     """
-    vals = _cpu_line()
-    return vals[7] / _TICK if len(vals) > 7 else 0.0
+    vals = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
+    steal = vals[7] if len(vals) > 7 else 0
+    return {"machine": (sum(vals[:7]) - idle) / _TICK, "steal": steal / _TICK}
 
 
 def profile_worker(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes]:
@@ -145,16 +138,12 @@ class CpuMeter:
     def __init__(self, pids: dict[str, int | None]) -> None:
         self.pids = pids
         self.t0 = time.monotonic()
-        self.before = {n: cpu_seconds(p) for n, p in pids.items()} | self._machine()
-
-    @staticmethod
-    def _machine() -> dict[str, float]:
-        return {"machine": machine_busy_seconds(), "steal": steal_seconds()}
+        self.before = {n: cpu_seconds(p) for n, p in pids.items()} | machine_seconds()
 
     def stop(self) -> dict[str, float]:
         """Percent of one core per process over the interval (machine and steal are out of 100 x cores)."""
         wall = time.monotonic() - self.t0
-        after = {n: cpu_seconds(p) for n, p in self.pids.items()} | self._machine()
+        after = {n: cpu_seconds(p) for n, p in self.pids.items()} | machine_seconds()
         self.used = {n: after[n] - self.before[n] for n in after}
         return {n: round(100 * self.used[n] / wall) for n in after}
 
