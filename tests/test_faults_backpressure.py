@@ -52,7 +52,9 @@ async def flood(bootstrap: str, events: list[Scheduled]) -> None:
     partitioner, so each conversation stays on one partition, in order).
 
     Why not ``streams.io.publish``: it sends one record at a time (~13,000/s here), which is no longer 10x a
-    worker that drains these 2 KB turns at ~1,300-1,400/s.
+    worker that drains these 2 KB turns at ~1,300-1,400/s. Why 1 MiB batches: with aiokafka's default 16 KiB
+    (7 of these turns) the flood reached ~18,000/s on a quiet machine but 9,800/s in a CI run, 9.9x that
+    run's worker; with ~500 turns a batch it publishes at ~45,000-67,000/s, 46-67x the worker (5 runs).
     """
     from types import SimpleNamespace
 
@@ -60,7 +62,7 @@ async def flood(bootstrap: str, events: list[Scheduled]) -> None:
 
     from streams._send import BatchSender
 
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks=1, enable_idempotence=False)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks=1, enable_idempotence=False, max_batch_size=1 << 20)
     await producer.start()
     try:
         # BatchSender reads Faust's producer wrapper; a bare aiokafka producer stands in for it here.
