@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
-import pytest
-
 from schemas import Message
 from scorers._base import Exchange
 from scorers.empathy import PENALTIES, WEIGHTS, _valence_of, empathy_components, empathy_signal
@@ -123,15 +119,3 @@ def test_weights_documented_shape() -> None:
 def test_deterministic() -> None:
     e = ex(NOBODY_CARES, "That sounds so lonely. Do you want to tell me more?")
     assert len({empathy_signal(e) for _ in range(5)}) == 1
-
-
-@pytest.mark.slow
-def test_throughput_is_inline_grade() -> None:
-    """Generous floor (the target is >= 5,000/s; the machine is shared): distinct texts, so no cache hits."""
-    exchanges = [
-        ex(f"I feel sad about thing {i}", f"That sounds hard, number {i}. What happened?") for i in range(2000)
-    ]
-    start = time.perf_counter()
-    for e in exchanges:
-        empathy_signal(e)
-    assert len(exchanges) / (time.perf_counter() - start) > 1000

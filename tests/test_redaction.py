@@ -2,7 +2,8 @@
 irreversibility of placeholders, crisis cues untouched, the provider policy, and the judge tier
 end to end (what the fake judge received, the cache key, logs, API keys).
 
-``python tests/test_redaction.py`` prints the measured recall, false positives and throughput.
+``python tests/test_redaction.py`` prints the measured recall and false positives (throughput:
+``bench/redaction_bench.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import json
 import logging
 import re
 import sqlite3
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -226,7 +226,7 @@ _PH = re.compile(r"\[([A-Z]+)_\d+\]")
 
 def measure() -> dict[str, object]:
     """Recall over the PII spans of POSITIVES (a span counts when it is gone and a placeholder of its
-    kind appeared), false positives over HARD_NEGATIVES (any change), throughput on 30-60-word turns."""
+    kind appeared), false positives over HARD_NEGATIVES (any change). Throughput: ``bench/redaction_bench.py``."""
     found = total = 0
     by_kind: dict[str, list[int]] = {}
     misses: list[str] = []
@@ -251,47 +251,7 @@ def measure() -> dict[str, object]:
         "misses": misses,
         "negatives": len(HARD_NEGATIVES),
         "false_positives": fps,
-        **throughput(),
     }
-
-
-TYPICAL_TURNS = [
-    "I've been feeling really low since my sister Anna moved to 42 Baker Street in London. She used to call me "
-    "every evening and now it's just silence. I keep checking my phone hoping she'll text.",
-    "Honestly work is crushing me. My boss keeps piling on projects and I haven't slept more than five hours in "
-    "weeks. I'm not sure how much longer I can keep going like this without something breaking.",
-    "That sounds exhausting, and it makes sense you'd feel worn down. When you picture the next week, what part "
-    "of it feels heaviest? We can look at one small thing together.",
-    "You can email me at jane.doe@example.com or call 07700 900123 if the app stops working, I really don't "
-    "want to lose these notes because they help me remember what we talked about.",
-    "It sounds like you're carrying a lot right now. If you ever feel unsafe, you can call 988 any time, day or "
-    "night. Would it help to talk about what tonight looks like for you?",
-]
-
-
-def throughput(seconds: float = 1.0) -> dict[str, float]:
-    """Calls/s of :func:`redact` over TYPICAL_TURNS (30-60 words) and of :func:`redact_exchange` over a
-    20-message history (what one judged turn costs)."""
-    words = [len(t.split()) for t in TYPICAL_TURNS]
-    assert all(30 <= w <= 60 for w in words), words
-    n = 0
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        for t in TYPICAL_TURNS:
-            redact(t)
-        n += len(TYPICAL_TURNS)
-    text_rate = n / (time.perf_counter() - t0)
-    history = tuple(
-        Message(role="user" if i % 2 == 0 else "assistant", text=TYPICAL_TURNS[i % len(TYPICAL_TURNS)])
-        for i in range(20)
-    )
-    ex = Exchange("c", 21, TYPICAL_TURNS[0], TYPICAL_TURNS[2], history, TurnContext(memory={"name": "Jason"}))
-    m = 0
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds / 2:
-        redact_exchange(ex)
-        m += 1
-    return {"texts_per_s": round(text_rate), "exchanges_per_s_20_msgs": round(m / (time.perf_counter() - t0))}
 
 
 # -- the labelled set, as tests -------------------------------------------------------------------------
@@ -318,11 +278,6 @@ def test_recall_and_false_positives_thresholds() -> None:
     m = measure()
     assert m["recall"] >= 0.95, m["misses"]
     assert m["false_positives"] == []
-
-
-def test_throughput_is_fast_enough_for_every_judged_turn() -> None:
-    t = throughput(0.5)
-    assert t["texts_per_s"] > 2_000, t  # measured ~10x this; the bound leaves room for a loaded CI box
 
 
 # -- placeholders: consistent, typed, irreversible ----------------------------------------------------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -360,16 +359,3 @@ def test_cue_prefilter_is_lossless(ruleset) -> None:  # type: ignore[no-untyped-
 
 def test_rubric() -> None:
     assert RUBRIC.tag == "safety-detectors@1.0"
-
-
-def test_throughput_floor() -> None:
-    """The stream needs >= 3,000 turns/s per worker end to end; the detector must be far below budget.
-
-    Loose on purpose (shared CI cores); bench/crisis_eval.py measures the real figure.
-    """
-    texts = [it["text"] * 3 for it in ITEMS]  # ~25 words, every text wakes some rules
-    t0 = time.perf_counter()
-    for t in texts * 5:
-        detect_crisis(t)
-    rate = len(texts) * 5 / (time.perf_counter() - t0)
-    assert rate > 3000, f"{rate:.0f} calls/s"
