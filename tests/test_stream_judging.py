@@ -113,10 +113,19 @@ async def collect(broker: str, until, timeout: float, into: Collected | None = N
     return got
 
 
-def complete(cs: list[Conversation]):
+def complete(cs: list[Conversation], *, gate_alerts: bool = False):
+    """Done when every assistant turn is judged and every conversation has its LLM score; with
+    ``gate_alerts``, also its safety-gate alert, which travels on another topic and can arrive later."""
     want_turns = assistant_turns(cs)
     ids = {c.conversation_id for c in cs}
-    return lambda got: want_turns <= got.judged_turns() and ids <= got.llm_scores().keys()
+
+    def done(got: Collected) -> bool:
+        if not (want_turns <= got.judged_turns() and ids <= got.llm_scores().keys()):
+            return False
+        gated = {a.conversation_id for a in got.of_kind("safety_alert") if a.alert_type == "judge_unsafe"}
+        return not gate_alerts or ids <= gated
+
+    return done
 
 
 # -- no broker ---------------------------------------------------------------------------------------------
@@ -214,7 +223,7 @@ def test_judgments_llm_scores_and_judge_alerts(broker, start_worker, server, tmp
     worker = start_worker(*worker_args(tmp_path, judge_config(tmp_path, server)))
     worker.wait_ready(60)
     asyncio.run(publish(broker.url, TURNS.name, schedule(cs), profile="tansu"))
-    got = asyncio.run(collect(broker.url, complete(cs), timeout=90))
+    got = asyncio.run(collect(broker.url, complete(cs, gate_alerts=True), timeout=90))
 
     assert assistant_turns(cs) <= got.judged_turns()
     judgments = got.of_kind("turn_judgment")
@@ -245,7 +254,7 @@ def test_judge_500s_are_errors_that_fail_the_gate(broker, start_worker, server, 
     worker = start_worker(*worker_args(tmp_path, judge_config(tmp_path, server)))
     worker.wait_ready(60)
     asyncio.run(publish(broker.url, TURNS.name, schedule(cs), profile="tansu"))
-    got = asyncio.run(collect(broker.url, complete(cs), timeout=90))
+    got = asyncio.run(collect(broker.url, complete(cs, gate_alerts=True), timeout=90))
 
     judgments = got.of_kind("turn_judgment")
     assert assistant_turns(cs) <= got.judged_turns()
