@@ -194,9 +194,19 @@ class FakeJudgeServer:
         try:
             yield srv
         finally:
-            asyncio.run_coroutine_threadsafe(srv.stop(), loop).result(10)
+            asyncio.run_coroutine_threadsafe(srv._stop_all(), loop).result(10)
             loop.call_soon_threadsafe(loop.stop)
             thread.join(5)
+            loop.close()
+
+    async def _stop_all(self) -> None:
+        """Stop, then cancel what is still running on this loop (requests held by a ``hang`` fault): a loop
+        closed with pending tasks prints "Task was destroyed but it is pending!" at exit."""
+        await self.stop()
+        rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for t in rest:
+            t.cancel()
+        await asyncio.gather(*rest, return_exceptions=True)
 
     # -- model APIs -----------------------------------------------------------------------------------
     def _take_fault(self, prompt: str) -> Fault | None:
