@@ -28,7 +28,6 @@ import contextlib
 import json
 import statistics
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,45 +175,42 @@ def run(
     convs = conversations(max(1, int(traffic_s / conv_every_s)), turns, prefix=f"outage{int(time.time())}")
     events = schedule(convs, pace=pace, stagger=conv_every_s)
 
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    server = FakeJudgeServer(latency=0.05)
-    asyncio.run_coroutine_threadsafe(server.start(), loop).result(10)
-    broker = EmbeddedBroker(log_path=workdir / "tansu.log").start()
-    worker: WorkerProcess | None = None
-    obs = Observed()
-    try:
-        settings = StreamSettings(broker=broker.url, profile="tansu")
-        asyncio.run(create_topics(broker.bootstrap, settings.topics(), configs=settings.topic_configs()))
-        cfg = judge_config(workdir / "judges.toml", server.openai_base_url, breaker_reset_s, deadline_s, call_timeout_s)
-        worker = WorkerProcess(
-            broker.url,
-            "tansu",
-            [
-                *("--judge", JUDGE, "--judge-config", str(cfg), "--datadir", str(workdir / "data")),
-                *("--inactivity-timeout", "120", "--metrics-port", "0", "--judge-max-in-flight", str(max_in_flight)),
-            ],
-            log_path=workdir / "worker.log",
-        )
-        worker.wait_ready(90)
+    with FakeJudgeServer.in_thread(latency=0.05) as server:
+        loop = server.loop
+        assert loop is not None
+        broker = EmbeddedBroker(log_path=workdir / "tansu.log").start()
+        worker: WorkerProcess | None = None
+        obs = Observed()
+        try:
+            settings = StreamSettings(broker=broker.url, profile="tansu")
+            asyncio.run(create_topics(broker.bootstrap, settings.topics(), configs=settings.topic_configs()))
+            base_url = server.openai_base_url
+            cfg = judge_config(workdir / "judges.toml", base_url, breaker_reset_s, deadline_s, call_timeout_s)
+            worker = WorkerProcess(
+                broker.url,
+                "tansu",
+                [
+                    *("--judge", JUDGE, "--judge-config", str(cfg), "--datadir", str(workdir / "data")),
+                    *("--inactivity-timeout", "120", "--metrics-port", "0"),
+                    *("--judge-max-in-flight", str(max_in_flight)),
+                ],
+                log_path=workdir / "worker.log",
+            )
+            worker.wait_ready(90)
 
-        def set_fault(kind: str | None) -> None:
-            def apply() -> None:
-                server.faults.clear()
-                if kind is not None:
-                    server.inject(kind, times=10**9, retry_after=1.0, hang_s=3600.0)
+            def set_fault(kind: str | None) -> None:
+                def apply() -> None:
+                    server.faults.clear()
+                    if kind is not None:
+                        server.inject(kind, times=10**9, retry_after=1.0, hang_s=3600.0)
 
-            loop.call_soon_threadsafe(apply)
+                loop.call_soon_threadsafe(apply)
 
-        asyncio.run(_drive(broker, worker, server, events, convs, outage, obs, set_fault, drain_timeout_s))
-    finally:
-        if worker is not None:
-            worker.stop(20)
-        broker.stop()
-        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(5)
+            asyncio.run(_drive(broker, worker, server, events, convs, outage, obs, set_fault, drain_timeout_s))
+        finally:
+            if worker is not None:
+                worker.stop(20)
+            broker.stop()
     return summarise(obs, outage, convs, max_in_flight)
 
 

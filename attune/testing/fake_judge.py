@@ -109,6 +109,8 @@ class FakeJudgeServer:
         self.answers: dict[str, Any] = {}
         self.requests: list[Received] = []
         self.model_calls = 0
+        #: The loop serving this server when it runs :meth:`in_thread` (control calls go through it).
+        self.loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
 
     # -- control --------------------------------------------------------------------------------------
@@ -190,6 +192,7 @@ class FakeJudgeServer:
         thread = threading.Thread(target=loop.run_forever, name="fake-judge", daemon=True)
         thread.start()
         srv = cls(**kwargs)
+        srv.loop = loop
         asyncio.run_coroutine_threadsafe(srv.start(), loop).result(10)
         try:
             yield srv
