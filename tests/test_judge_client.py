@@ -86,9 +86,12 @@ async def test_429_honours_retry_after_then_succeeds(srv: FakeJudgeServer) -> No
 @pytest.mark.parametrize("fault", ["500", "503", "hang"])
 async def test_transient_fault_then_success(srv: FakeJudgeServer, fault: str) -> None:
     srv.inject(fault, times=1, match="Criterion CQ8")
-    async with JudgeTier(config(srv, timeout_s=0.5)) as tier:
+    # The call timeout is what ends the hang; the other 11 calls must not hit it on a loaded machine
+    # (0.5 s did once, with 12 calls in flight during a full suite run).
+    async with JudgeTier(config(srv, timeout_s=1.5 if fault == "hang" else 5.0)) as tier:
         rec = await tier.judge_conversation("c-" + fault, CONVERSATION)
         assert tier.stats.retries == 1
+        assert tier.stats.by_status == {"timeout/connection" if fault == "hang" else fault: 1}
     assert rec.answers["CQ8"].answer == "YES" and rec.passed
 
 
@@ -193,7 +196,9 @@ async def test_circuit_breaker_opens_and_closes(srv: FakeJudgeServer) -> None:
 async def test_judge_calls_never_block_the_loop(srv: FakeJudgeServer) -> None:
     """12 hung calls: the loop keeps ticking, and every call ends (as ERROR) by its deadline."""
     srv.inject("hang", times=1000)
-    cfg = config(srv, timeout_s=0.3, max_retries=10, deadline_s=1.0)
+    # A blocking client would stall the loop for a whole call timeout (0.6 s) at least; the bounds below
+    # leave a loaded 2-core machine room while staying under that and under 10 retries x 0.6 s.
+    cfg = config(srv, timeout_s=0.6, max_retries=10, deadline_s=1.0)
     ticks: list[float] = []
 
     async def heartbeat() -> None:
@@ -207,10 +212,10 @@ async def test_judge_calls_never_block_the_loop(srv: FakeJudgeServer) -> None:
         rec = await tier.judge_conversation("c-hang", CONVERSATION)
         elapsed = time.monotonic() - t0
     hb.cancel()
-    assert elapsed < 1.6  # deadline 1.0 s (+ scheduling slack), not the 10 retries x 0.3 s
+    assert elapsed < 2.2  # deadline 1.0 s (+ scheduling slack), not the 10 retries x 0.6 s
     assert all(a.answer == "ERROR" for a in rec.answers.values())
     gaps = [b - a for a, b in itertools.pairwise(ticks)]
-    assert max(gaps) < 0.25, f"event loop stalled for {max(gaps):.3f}s"
+    assert max(gaps) < 0.4, f"event loop stalled for {max(gaps):.3f}s"
 
 
 async def test_prompt_injection_stays_inside_the_data_block(srv: FakeJudgeServer) -> None:
