@@ -19,6 +19,7 @@ import csv
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -62,13 +63,21 @@ def corpus() -> list[tuple[str, str]]:
     return pairs
 
 
+_CACHES: list[Any] = []
+
+
 def clear_caches() -> None:
-    """Empty every lru_cache in the scorers, so each pass costs what new live text would (no warm hits)."""
-    for name, mod in list(sys.modules.items()):
-        if name.startswith("scorers") and mod is not None:
-            for obj in vars(mod).values():
-                if callable(getattr(obj, "cache_clear", None)):
-                    obj.cache_clear()
+    """Empty every lru_cache in the scorers, so each pass costs what new live text would (no warm hits).
+
+    The caches are found once, at the first call (call it after the scorers under test are imported):
+    walking ``sys.modules`` costs ~0.18 ms, emptying the caches found a few µs.
+    """
+    if not _CACHES:
+        for name, mod in list(sys.modules.items()):
+            if name.startswith("scorers") and mod is not None:
+                _CACHES.extend(obj for obj in vars(mod).values() if callable(getattr(obj, "cache_clear", None)))
+    for cache in _CACHES:
+        cache.cache_clear()
 
 
 def run(seconds: float) -> dict[str, float]:
