@@ -5,21 +5,21 @@ Usage: .venv/bin/python bench/redaction_bench.py [--seconds 2]
 Prints calls/s of :func:`scorers.redact.redact` over typical 30-60-word turns, and of
 :func:`scorers.redact.redact_exchange` over exchanges carrying 20, 200 and 1,000 earlier messages (one judged
 turn; names are learned from the whole history, only the last 32 messages are redacted and carried). Each
-figure is the median of 5 slices of the run, so one slow moment of a shared machine does not set it.
+figure is the median of 5 slices of the run (``crisis_eval.calls_per_second``).
 Recall and false positives are measured by ``python tests/test_redaction.py`` (the labelled set lives there).
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from crisis_eval import calls_per_second  # noqa: E402  (this folder is on sys.path when the script runs)
 
 from schemas import Message, TurnContext  # noqa: E402
 from scorers import Exchange  # noqa: E402
@@ -39,17 +39,6 @@ TYPICAL_TURNS = [
 ]
 
 
-def rate(fn: Callable[[], int], seconds: float) -> float:
-    """Median calls/s over 5 equal slices of ``seconds``; ``fn`` returns how many calls it made."""
-    rates = []
-    for _ in range(5):
-        n, t0 = 0, time.perf_counter()
-        while (elapsed := time.perf_counter() - t0) < seconds / 5:
-            n += fn()
-        rates.append(n / elapsed)
-    return statistics.median(rates)
-
-
 def exchange(earlier: int) -> Exchange:
     history = tuple(
         Message(role="user" if i % 2 == 0 else "assistant", text=TYPICAL_TURNS[i % len(TYPICAL_TURNS)])
@@ -65,16 +54,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=2.0, help="time per figure")
     args = ap.parse_args(argv)
     words = [len(t.split()) for t in TYPICAL_TURNS]
-
-    def texts() -> int:
-        for t in TYPICAL_TURNS:
-            redact(t)
-        return len(TYPICAL_TURNS)
-
-    print(f"redact(), turns of {min(words)}-{max(words)} words: {rate(texts, args.seconds):,.0f} calls/s")
+    rate = calls_per_second(redact, TYPICAL_TURNS, args.seconds)
+    print(f"redact(), turns of {min(words)}-{max(words)} words: {rate:,.0f} calls/s")
     for earlier in (20, 200, 1000):
-        ex = exchange(earlier)
-        r = rate(lambda ex=ex: redact_exchange(ex) is not None, args.seconds)
+        r = calls_per_second(redact_exchange, [exchange(earlier)], args.seconds)
         print(f"redact_exchange(), {earlier} earlier messages: {r:,.0f}/s ({1000 / r:.2f} ms each)")
     return 0
 
