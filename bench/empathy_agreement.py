@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cheap_tier_bench import clear_caches  # this folder is on sys.path when the script runs
 from scipy.stats import spearmanr
 
 from attune.calibration import half_of
@@ -180,18 +181,10 @@ def agreement_rows(datasets: dict[str, list[Item]]) -> list[tuple[str, str, str,
     return rows
 
 
-def _clear_caches() -> None:
-    """Empty every memo the cheap tier keeps, so a timing pass pays for each text like a live reply does."""
-    from scorers import _text, empathy
-
-    for fn in (_text.fold, _text.tokens, _text.sentences, _text.content_stems, empathy._user_features):
-        fn.cache_clear()
-
-
 def _rate(exchanges: list[Exchange], fns: Sequence[Callable[[Exchange], object]], seconds: float) -> float:
     calls, start = 0, time.perf_counter()
     while (elapsed := time.perf_counter() - start) < seconds:
-        _clear_caches()
+        clear_caches()
         for ex in exchanges:
             for fn in fns:
                 fn(ex)
