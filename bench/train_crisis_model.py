@@ -1,0 +1,170 @@
+"""Train the crisis detector's learned signal and write scorers/safety/crisis_model.json.
+
+    .venv/bin/python bench/train_crisis_model.py            # train, calibrate, pick the threshold, write
+    .venv/bin/python bench/train_crisis_model.py --dry-run  # print the figures, write nothing
+
+Data: every ``*.jsonl`` in tests/data/crisis_train/ (fields ``text``, ``label`` crisis/none), all written for
+this project (MIT) and none of it in any evaluation split (a training text that is also in
+tests/data/crisis_eval/ is dropped and counted). The model is a logistic regression over the binary features of
+``scorers.safety._model.features`` (word 1-2-grams, character 3-5-grams, concept classes and their
+pairs), each row L2-normalised over the
+features the vocabulary knows (vocabulary: features seen in at least ``--min-df`` training texts), exactly
+as the inference code computes it. Calibration: Platt scaling fitted on 5-fold cross-validated decision
+values. Threshold: the lowest probability at which the combined detector (concept and phrase rules OR the
+model) keeps the false-positive rate on the *dev* hard negatives within ``--dev-fpr`` (0.03, leaving room
+under the 0.05 target); the test split is never read here.
+
+Deterministic: fixed folds and solver, so the same data gives the same file (weights rounded to 5 digits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from scorers.safety._model import features  # noqa: E402
+from scorers.safety._normalise import normalise  # noqa: E402
+
+TRAIN_DIR = ROOT / "tests" / "data" / "crisis_train"
+EVAL_ITEMS = ROOT / "tests" / "data" / "crisis_eval" / "items.jsonl"
+OUT = ROOT / "scorers" / "safety" / "crisis_model.json"
+VERSION = "crisis-ngram-concept-lr@1.0"
+
+
+def crisis_split(text: str) -> str:
+    """The evaluation set's fixed split (tests/data/crisis_eval/README.md)."""
+    return "test" if int(hashlib.sha256(("crisis-eval-v1:" + text).encode()).hexdigest(), 16) % 2 else "dev"
+
+
+def load_jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def training_data() -> tuple[list[str], np.ndarray, dict[str, int]]:
+    eval_texts = {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS)}
+    texts: list[str] = []
+    labels: list[int] = []
+    per_file: dict[str, int] = {}
+    seen: set[str] = set()
+    dropped = 0
+    for path in sorted(TRAIN_DIR.glob("*.jsonl")):
+        rows = load_jsonl(path)
+        per_file[path.name] = len(rows)
+        for d in rows:
+            key = d["text"].strip().lower()
+            if key in eval_texts:
+                dropped += 1  # written independently, but the same sentence: it stays evaluation data only
+                continue
+            if key in seen:
+                continue
+            seen.add(key)
+            texts.append(normalise(d["text"]))
+            labels.append(1 if d["label"] == "crisis" else 0)
+    per_file["dropped_as_in_eval_set"] = dropped
+    return texts, np.array(labels), per_file
+
+
+def matrix(feats: list[set[str]], vocab: dict[str, int]) -> csr_matrix:
+    rows, cols, vals = [], [], []
+    for i, fs in enumerate(feats):
+        known = [vocab[f] for f in fs if f in vocab]
+        if not known:
+            continue
+        v = 1.0 / np.sqrt(len(known))
+        rows.extend([i] * len(known))
+        cols.extend(known)
+        vals.extend([v] * len(known))
+    return csr_matrix((vals, (rows, cols)), shape=(len(feats), len(vocab)))
+
+
+def fit(x: csr_matrix, y: np.ndarray, c: float) -> LogisticRegression:
+    return LogisticRegression(C=c, class_weight="balanced", max_iter=5000, solver="liblinear").fit(x, y)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--c", type=float, default=4.0, help="inverse regularisation strength")
+    ap.add_argument("--min-df", type=int, default=2)
+    ap.add_argument("--dev-fpr", type=float, default=0.03, help="false-positive rate allowed on dev hard negatives")
+    ap.add_argument("--dry-run", action="store_true")
+    args = ap.parse_args(argv)
+
+    texts, y, per_file = training_data()
+    feats = [features(t) for t in texts]
+    df: dict[str, int] = {}
+    for fs in feats:
+        for f in fs:
+            df[f] = df.get(f, 0) + 1
+    vocab = {f: i for i, f in enumerate(sorted(f for f, n in df.items() if n >= args.min_df))}
+    x = matrix(feats, vocab)
+
+    cv = np.zeros(len(y))
+    for tr, te in StratifiedKFold(n_splits=5, shuffle=True, random_state=12).split(x, y):
+        cv[te] = fit(x[tr], y[tr], args.c).decision_function(x[te])
+    platt = LogisticRegression(C=1e6, max_iter=1000).fit(cv.reshape(-1, 1), y)
+    a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
+    final = fit(x, y, args.c)
+    names = sorted(vocab, key=vocab.__getitem__)
+    weights = {f: round(float(w), 5) for f, w in zip(names, final.coef_[0], strict=True)}
+    print(f"training texts: {len(y)} ({int(y.sum())} crisis) from {per_file}; vocabulary {len(vocab)}")
+    print(f"5-fold CV: AUC {_auc(cv, y):.3f}; Platt a={a:.3f} b={b:.3f}")
+
+    model = {
+        "version": VERSION,
+        "bias": round(float(final.intercept_[0]), 5),
+        "platt": [round(a, 5), round(b, 5)],
+        "threshold": 0.5,
+        "weights": weights,
+        "training": {"files": per_file, "texts": len(y), "crisis": int(y.sum()), "c": args.c, "min_df": args.min_df},
+    }
+    model["threshold"] = _dev_threshold(model, args.dev_fpr)
+    print(f"threshold (lowest with dev FPR of rules OR model <= {args.dev_fpr}): {model['threshold']}")
+    if not args.dry_run:
+        OUT.write_text(json.dumps(model, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
+        print(f"wrote {OUT.relative_to(ROOT)} ({OUT.stat().st_size // 1024} KiB)")
+    return 0
+
+
+def _auc(scores: np.ndarray, y: np.ndarray) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(y, scores))
+
+
+def _dev_threshold(model: dict, max_fpr: float) -> float:
+    """The lowest threshold (0.01 steps) at which rules OR model keep the dev false-positive rate <= ``max_fpr``."""
+    from scorers.safety._crisis import rule_findings
+    from scorers.safety._model import CrisisModel
+
+    m = CrisisModel(model["version"], model["weights"], model["bias"], *model["platt"], 0.5)
+    dev = [d for d in load_jsonl(EVAL_ITEMS) if crisis_split(d["text"]) == "dev"]
+    pos = [d["text"] for d in dev if d["label"] == "crisis"]
+    neg = [d["text"] for d in dev if d["label"] == "none"]
+    ruled = {t: bool(rule_findings(normalise(t))) for t in pos + neg}
+    prob = {t: m.probability(normalise(t)) for t in pos + neg}
+    chosen = 0.99
+    for th in [round(0.01 * k, 2) for k in range(99, 0, -1)]:
+        rec = sum(ruled[t] or prob[t] >= th for t in pos) / len(pos)
+        fpr = sum(ruled[t] or prob[t] >= th for t in neg) / len(neg)
+        if fpr > max_fpr:
+            break
+        chosen = th
+        if th * 100 % 5 == 0:
+            print(f"  dev threshold {th:.2f}: recall {rec:.3f} fpr {fpr:.3f}")
+    return chosen
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
