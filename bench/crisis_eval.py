@@ -1,20 +1,39 @@
-"""Evaluate the crisis detector on the labelled set and measure throughput.
+"""Evaluate the crisis detector: the sealed set, the multi-turn set, public data, the v1 set, and speed.
 
-    .venv/bin/python bench/crisis_eval.py                 # both splits, per kind, calls/s
-    .venv/bin/python bench/crisis_eval.py --splits dev --errors   # what tuning looks at
-    .venv/bin/python bench/crisis_eval.py --json          # machine-readable summary
+    .venv/bin/python bench/crisis_eval.py                       # dev split only (what tuning may look at)
+    .venv/bin/python bench/crisis_eval.py --splits dev,test     # the sealed test split: once per change
+    .venv/bin/python bench/crisis_eval.py --splits dev --errors # dev misses and false alarms
+    .venv/bin/python bench/crisis_eval.py --sdcnl PATH/testing-set.csv --reddit500 PATH/500_Reddit_users.csv
+    .venv/bin/python bench/crisis_eval.py --json                # one JSON document
 
-The labelled set (tests/data/crisis_labelled.jsonl) has a ``split`` field: ``holdout`` items were
-written before any pattern existed and are never used for tuning; report both splits.
-Throughput uses real user turns from /work/shared/data/empathy-ratings (20-60 words) when present,
-plus the labelled set itself (the worst case: nearly every text wakes some rules).
+Sets:
+* ``tests/data/crisis_eval/items.jsonl``: 460 crisis disclosures by C-SSRS category and phrasing style and 440
+  hard negatives, written by agents that never saw the detector; dev/test by a fixed hash (``crisis_split``);
+* ``tests/data/crisis_eval/conversations.jsonl``: user-turn sequences where the risk shows only across turns;
+* public sets, read from the paths given (never committed: no licence file in either repository):
+  SDCNL (ayaanzhaque/SDCNL ``data/testing-set.csv``, r/SuicideWatch = 1 vs r/depression = 0; noisy labels)
+  and the C-SSRS-labelled "500 Reddit users" (Gaur et al. 2019; ``500_Reddit_users_posts_labels.csv`` in
+  yw041202/DSAA2012_Project): a user counts as alerted when any of their posts alerts;
+* ``--legacy``: the v1 team's own set (tests/data/crisis_labelled.jsonl; now training data for the model).
+
+Throughput sets: everyday user turns (the training negatives of writers L and M: what most live turns look
+like), the risk-heavy real seeker posts of the ratings data (20-60 words), and the sealed set (every item
+wakes the concept matcher).
+
+Every figure comes with n and a 95% bootstrap interval (2,000 resamples, seed 12) and is shown for the
+current detector (rules + model), its rules alone, its model alone, and the v1 phrase rules (the
+previous version), all in this one run. Throughput: median of 5 timed passes, caches emptied each pass.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
+import hashlib
 import json
+import random
+import re
 import statistics
 import sys
 import time
@@ -29,71 +48,228 @@ sys.path.insert(0, str(ROOT))
 from cheap_tier_bench import clear_caches  # noqa: E402  (this folder is on sys.path when the script runs)
 
 from scorers.safety import (  # noqa: E402
+    assess_crisis,
     detect_crisis,
     detect_harmful_reply,
     detect_user_dependency,
+    detector_version,
     offers_crisis_resources,
+    phrase_signals,
 )
 
 _T = TypeVar("_T")
 
-LABELLED = ROOT / "tests" / "data" / "crisis_labelled.jsonl"
-RATINGS = Path("/work/shared/data/empathy-ratings/original_data")
+EVAL_DIR = ROOT / "tests" / "data" / "crisis_eval"
+LEGACY = ROOT / "tests" / "data" / "crisis_labelled.jsonl"
+TRAIN_DIR = ROOT / "tests" / "data" / "crisis_train"
+#: The ratings data beside the checkout (../shared/data), where the project's machines keep it.
+RATINGS = ROOT.parent / "shared" / "data" / "empathy-ratings" / "original_data"
+csv.field_size_limit(10**8)
 
 
-def load_labelled(path: Path = LABELLED) -> list[dict[str, Any]]:
+def crisis_split(text: str) -> str:
+    """The sealed set's fixed split (tests/data/crisis_eval/README.md)."""
+    return "test" if int(hashlib.sha256(("crisis-eval-v1:" + text).encode()).hexdigest(), 16) % 2 else "dev"
+
+
+def load_jsonl(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def evaluate(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Recall on crisis items, false-positive rate on none items, per split and per (split, kind)."""
+# -- the detectors compared ------------------------------------------------------------------------------
+Verdict = tuple[bool, bool]  # (any alert, critical-or-high alert)
+
+
+def current(text: str) -> Verdict:
+    a = assess_crisis(text)
+    return a.alert, a.severity in ("critical", "high")
+
+
+def rules_only(text: str) -> Verdict:
+    a = assess_crisis(text)
+    return a.crisis, a.crisis
+
+
+def model_only(text: str) -> Verdict:
+    return assess_crisis(text).model_fired, False
+
+
+def v1_phrases(text: str) -> Verdict:
+    hit = bool(phrase_signals(text))
+    return hit, hit
+
+
+DETECTORS: dict[str, Callable[[str], Verdict]] = {
+    "current": current,
+    "rules": rules_only,
+    "model": model_only,
+    "v1_phrases": v1_phrases,
+}
+
+
+# -- statistics ------------------------------------------------------------------------------------------
+def rate(flags: Sequence[bool], resamples: int = 2000, seed: int = 12) -> dict[str, Any]:
+    """Proportion with n and a 95% percentile-bootstrap interval."""
+    n = len(flags)
+    if n == 0:
+        return {"n": 0, "k": 0, "rate": None, "ci95": None}
+    k = sum(flags)
+    rng = random.Random(seed)
+    vals = list(flags)
+    boots = sorted(sum(rng.choices(vals, k=n)) / n for _ in range(resamples))
+    return {"n": n, "k": k, "rate": round(k / n, 3), "ci95": [round(boots[49], 3), round(boots[1949], 3)]}
+
+
+def precision(pos: Sequence[bool], neg: Sequence[bool]) -> dict[str, Any]:
+    """Precision with a bootstrap interval over the pooled items (alerted positives / all alerts)."""
+    flags = [True] * sum(pos) + [False] * sum(neg)
+    return rate(flags)
+
+
+# -- the sealed set --------------------------------------------------------------------------------------
+def sealed(splits: Iterable[str]) -> dict[str, Any]:
+    items = load_jsonl(EVAL_DIR / "items.jsonl")
     out: dict[str, Any] = {}
-    for split in sorted({it["split"] for it in items}):
-        rows = [it for it in items if it["split"] == split]
-        preds = [detect_crisis(it["text"]) for it in rows]
-        pos = [(it, p) for it, p in zip(rows, preds, strict=True) if it["label"] == "crisis"]
-        neg = [(it, p) for it, p in zip(rows, preds, strict=True) if it["label"] == "none"]
-        tp = sum(bool(p) for _, p in pos)
-        fp = sum(bool(p) for _, p in neg)
-        cat_ok = sum(any(s.category == it["category"] for s in p) for it, p in pos if p)
-        kinds: dict[str, dict[str, Any]] = {}
-        by_kind: dict[tuple[str, str], list[bool]] = defaultdict(list)
-        for it, p in zip(rows, preds, strict=True):
-            by_kind[(it["label"], it["kind"])].append(bool(p))
-        for (label, kind), flags in sorted(by_kind.items()):
-            key = f"{label}/{kind}"
-            kinds[key] = {"n": len(flags), "flagged": sum(flags), "rate": round(sum(flags) / len(flags), 3)}
-        out[split] = {
-            "n": len(rows),
-            "n_crisis": len(pos),
-            "n_none": len(neg),
-            "recall": round(tp / len(pos), 3) if pos else None,
-            "fpr": round(fp / len(neg), 3) if neg else None,
-            "precision": round(tp / (tp + fp), 3) if tp + fp else None,
-            "category_match_on_tp": round(cat_ok / tp, 3) if tp else None,
-            "by_kind": kinds,
-            "errors": [
-                {"text": it["text"], "label": it["label"], "kind": it["kind"], "pred": [s.category for s in p]}
-                for it, p in zip(rows, preds, strict=True)
-                if bool(p) != (it["label"] == "crisis")
-            ],
+    for split in splits:
+        rows = [d for d in items if crisis_split(d["text"]) == split]
+        pos = [d for d in rows if d["label"] == "crisis"]
+        neg = [d for d in rows if d["label"] == "none"]
+        res: dict[str, Any] = {"n_crisis": len(pos), "n_none": len(neg)}
+        for name, fn in DETECTORS.items():
+            vp = [fn(d["text"]) for d in pos]
+            vn = [fn(d["text"]) for d in neg]
+            r: dict[str, Any] = {
+                "recall_any": rate([v[0] for v in vp]),
+                "recall_critical_high": rate([v[1] for v in vp]),
+                "fpr_any": rate([v[0] for v in vn]),
+            }
+            if name == "current":
+                r["by_category"] = _groups(pos, [v[0] for v in vp], "category")
+                r["by_category_critical_high"] = _groups(pos, [v[1] for v in vp], "category")
+                r["by_style"] = _groups(pos, [v[0] for v in vp], "style")
+                r["fpr_by_category"] = _groups(neg, [v[0] for v in vn], "category")
+                r["fpr_by_style"] = _groups(neg, [v[0] for v in vn], "style")
+            res[name] = r
+        if split == "dev":  # errors are for tuning: only ever listed for dev
+            res["errors"] = [
+                {"label": d["label"], "category": d["category"], "style": d["style"], "text": d["text"]}
+                for d in rows
+                if current(d["text"])[0] != (d["label"] == "crisis")
+            ]
+        out[split] = res
+    return out
+
+
+def _groups(rows: Sequence[dict[str, Any]], flags: Sequence[bool], key: str) -> dict[str, Any]:
+    by: dict[str, list[bool]] = defaultdict(list)
+    for d, f in zip(rows, flags, strict=True):
+        by[d[key]].append(f)
+    return {k: {"n": len(v), "k": sum(v), "rate": round(sum(v) / len(v), 3)} for k, v in sorted(by.items())}
+
+
+def conversations(splits: Iterable[str]) -> dict[str, Any]:
+    """A sequence counts as alerted when any of its user turns alerts, with the cues of the earlier turns."""
+    convs = load_jsonl(EVAL_DIR / "conversations.jsonl")
+    out: dict[str, Any] = {}
+    for split in splits:
+        rows = [c for c in convs if crisis_split(" \n".join(c["turns"])) == split]
+        flags_cur, flags_rules, flags_v1 = [], [], []
+        for c in rows:
+            cues: frozenset[str] = frozenset()
+            hit = hit_rules = False
+            for t in c["turns"]:
+                a = assess_crisis(t, cues)
+                cues |= a.cues
+                hit |= a.alert
+                hit_rules |= a.crisis
+            flags_cur.append(hit)
+            flags_rules.append(hit_rules)
+            flags_v1.append(any(phrase_signals(t) for t in c["turns"]))
+        res: dict[str, Any] = {}
+        for name, flags in (("current", flags_cur), ("rules", flags_rules), ("v1_phrases", flags_v1)):
+            res[name] = {
+                "recall_any": rate([f for c, f in zip(rows, flags, strict=True) if c["label"] == "crisis"]),
+                "fpr_any": rate([f for c, f in zip(rows, flags, strict=True) if c["label"] == "none"]),
+            }
+        out[split] = res
+    return out
+
+
+# -- public sets -----------------------------------------------------------------------------------------
+def sdcnl(path: Path) -> dict[str, Any]:
+    """SDCNL test split: title + body of each post; label is_suicide (r/SuicideWatch)."""
+    with path.open(encoding="utf-8") as f:
+        rows = [(f"{r['title']}. {r['selftext']}", r["is_suicide"] == "1") for r in csv.DictReader(f)]
+    return _public(rows)
+
+
+def reddit500(path: Path) -> dict[str, Any]:
+    """500 Reddit users, C-SSRS labels per user: Ideation/Behavior/Attempt = at risk, Supportive = not;
+    Indicator (risk factors without ideation) is reported apart, as the share alerted."""
+    with path.open(encoding="utf-8") as f:
+        users = [(_posts(r["Post"]), r["Label"]) for r in csv.DictReader(f)]
+    rows = [(posts, label in ("Ideation", "Behavior", "Attempt")) for posts, label in users if label != "Indicator"]
+    out = _public(rows)
+    indicator = [posts for posts, label in users if label == "Indicator"]
+    out["indicator_alerted"] = {
+        name: rate([any(fn(p)[0] for p in posts) for posts in indicator]) for name, fn in DETECTORS.items()
+    }
+    by_label: dict[str, dict[str, Any]] = {}
+    for label in ("Supportive", "Indicator", "Ideation", "Behavior", "Attempt"):
+        group = [posts for posts, lab in users if lab == label]
+        by_label[label] = rate([any(current(p)[0] for p in posts) for posts in group])
+    out["current_alerted_by_label"] = by_label
+    return out
+
+
+def _posts(cell: str) -> list[str]:
+    """The ``Post`` cell is a Python list literal; a few are cut short in the file, so fall back to
+    splitting on the separator between items."""
+    try:
+        return [str(p) for p in ast.literal_eval(cell)]
+    except (SyntaxError, ValueError):
+        body = cell.strip().lstrip("[").rstrip("]")
+        return [p.strip("'\" ") for p in re.split(r"['\"], ['\"]", body) if p.strip("'\" ")]
+
+
+def _public(rows: Sequence[tuple[Any, bool]]) -> dict[str, Any]:
+    def alerted(fn: Callable[[str], Verdict], x: Any) -> bool:
+        return any(fn(p)[0] for p in x) if isinstance(x, list) else fn(x)[0]
+
+    out: dict[str, Any] = {"n": len(rows), "n_positive": sum(y for _, y in rows)}
+    for name, fn in DETECTORS.items():
+        flags = [(alerted(fn, x), y) for x, y in rows]
+        pos = [f for f, y in flags if y]
+        neg = [f for f, y in flags if not y]
+        out[name] = {"recall": rate(pos), "precision": precision(pos, neg), "alert_rate_negatives": rate(neg)}
+    return out
+
+
+def legacy() -> dict[str, Any]:
+    items = load_jsonl(LEGACY)
+    out: dict[str, Any] = {}
+    for name, fn in DETECTORS.items():
+        out[name] = {
+            "recall_any": rate([fn(d["text"])[0] for d in items if d["label"] == "crisis"]),
+            "fpr_any": rate([fn(d["text"])[0] for d in items if d["label"] == "none"]),
         }
     return out
 
 
+# -- speed -----------------------------------------------------------------------------------------------
 def real_turns(min_words: int = 20, max_words: int = 60) -> list[str]:
     """User-side turns of the MIT empathy-ratings sample (seeker posts and dialogue prompts)."""
     texts: list[str] = []
     ep = RATINGS / "sample_epitome.csv"
     ed = RATINGS / "sample_empatheticdialogues.csv"
-    if ep.exists():
-        with ep.open(encoding="utf-8") as f:
-            texts += [r["seeker_post"] for r in csv.DictReader(f)]
-    if ed.exists():
-        with ed.open(encoding="utf-8") as f:
-            for r in csv.DictReader(f):
-                texts += [r["prompt"].replace("_comma_", ","), r["utterance"].replace("_comma_", ",")]
+    if not (ep.exists() and ed.exists()):
+        raise SystemExit(f"ratings data not found at {RATINGS} (expected ../shared/data beside the checkout)")
+    with ep.open(encoding="utf-8") as f:
+        texts += [r["seeker_post"] for r in csv.DictReader(f)]
+    with ed.open(encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            texts += [r["prompt"].replace("_comma_", ","), r["utterance"].replace("_comma_", ",")]
     texts = list(dict.fromkeys(t for t in texts if t))
     return [t for t in texts if min_words <= len(t.split()) <= max_words]
 
@@ -116,63 +292,134 @@ def calls_per_second(fn: Callable[[_T], object], texts: Sequence[_T], min_second
     return statistics.median(rates)
 
 
-def throughput(labelled: Iterable[str]) -> dict[str, Any]:
+def throughput() -> dict[str, Any]:
     real = real_turns()
-    lab = list(labelled)
+    sealed_texts = [d["text"] for d in load_jsonl(EVAL_DIR / "items.jsonl")]
     out: dict[str, Any] = {}
-    if real:
-        out["real_turns_20_60_words"] = {
-            "n_texts": len(real),
-            "mean_words": round(statistics.mean(len(t.split()) for t in real), 1),
-            "detect_crisis_calls_per_s": round(calls_per_second(detect_crisis, real)),
-            "detect_user_dependency_calls_per_s": round(calls_per_second(detect_user_dependency, real)),
-            "detect_harmful_reply_calls_per_s": round(calls_per_second(detect_harmful_reply, real)),
-            "offers_crisis_resources_calls_per_s": round(calls_per_second(offers_crisis_resources, real)),
+    # everyday user turns: what most of a live stream looks like (training negatives of writers L and M)
+    everyday = [d["text"] for w in ("L", "M") for d in load_jsonl(TRAIN_DIR / f"writer_{w}.jsonl")]
+    for name, texts in (
+        ("everyday_user_turns", everyday),
+        ("real_turns_20_60_words", real),
+        ("sealed_set", sealed_texts),
+    ):
+        row: dict[str, Any] = {
+            "n_texts": len(texts),
+            "mean_words": round(statistics.mean(len(t.split()) for t in texts), 1),
         }
-    out["labelled_set"] = {
-        "n_texts": len(lab),
-        "mean_words": round(statistics.mean(len(t.split()) for t in lab), 1),
-        "detect_crisis_calls_per_s": round(calls_per_second(detect_crisis, lab)),
-    }
+        for fn in (assess_crisis, detect_crisis, phrase_signals):
+            cps = calls_per_second(fn, texts)
+            row[f"{fn.__name__}_calls_per_s"] = round(cps)
+            row[f"{fn.__name__}_us_per_call"] = round(1e6 / cps, 1)
+        out[name] = row
+    out["real_turns_20_60_words"]["detect_user_dependency_calls_per_s"] = round(
+        calls_per_second(detect_user_dependency, real)
+    )
+    out["real_turns_20_60_words"]["detect_harmful_reply_calls_per_s"] = round(
+        calls_per_second(detect_harmful_reply, real)
+    )
+    out["real_turns_20_60_words"]["offers_crisis_resources_calls_per_s"] = round(
+        calls_per_second(offers_crisis_resources, real)
+    )
     return out
 
 
-def _print_report(ev: dict[str, Any], tp: dict[str, Any] | None, errors: bool) -> None:
-    for split, r in ev.items():
-        print(
-            f"[{split}] n={r['n']} crisis={r['n_crisis']} none={r['n_none']}  recall={r['recall']}  "
-            f"FPR={r['fpr']}  precision={r['precision']}  category-match(TP)={r['category_match_on_tp']}"
-        )
-        for key, k in r["by_kind"].items():
-            what = "recall" if key.startswith("crisis/") else "FPR"
-            print(f"    {key:<22} n={k['n']:<3} flagged={k['flagged']:<3} {what}={k['rate']}")
-        if errors:
-            for e in r["errors"]:
-                print(f"    MISS {e['label']}/{e['kind']}: {e['text']!r} -> {e['pred']}")
-    if tp:
-        for name, t in tp.items():
-            print(f"[throughput: {name}] " + "  ".join(f"{k}={v}" for k, v in t.items()))
+# -- output ----------------------------------------------------------------------------------------------
+def _fmt(r: dict[str, Any]) -> str:
+    if r["rate"] is None:
+        return "n/a"
+    return f"{r['rate']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] ({r['k']}/{r['n']})"
+
+
+def _print(doc: dict[str, Any], errors: bool) -> None:
+    print(f"detector {doc['detector_version']}")
+    for split, res in doc.get("sealed", {}).items():
+        print(f"\n[sealed set: {split}] crisis={res['n_crisis']} none={res['n_none']}")
+        for name in DETECTORS:
+            r = res[name]
+            print(
+                f"  {name:<11} recall(any) {_fmt(r['recall_any'])}  recall(crit+high) {_fmt(r['recall_critical_high'])}"
+                f"  FPR {_fmt(r['fpr_any'])}"
+            )
+        cur = res["current"]
+        for title, key in (
+            ("recall by category (any / crit+high)", "by_category"),
+            ("recall by style", "by_style"),
+            ("FPR by negative category", "fpr_by_category"),
+            ("FPR by style", "fpr_by_style"),
+        ):
+            if key == "by_category":
+                ch = cur["by_category_critical_high"]
+                cells = [f"{k} {v['k']}/{v['n']} / {ch[k]['k']}" for k, v in cur[key].items()]
+            else:
+                cells = [f"{k} {v['k']}/{v['n']}" for k, v in cur[key].items()]
+            print(f"  {title}: " + ", ".join(cells))
+        if errors and "errors" in res:
+            for e in res["errors"]:
+                what = "MISS" if e["label"] == "crisis" else "FALSE ALARM"
+                print(f"    {what} {e['category']}/{e['style']}: {e['text']!r}")
+    for split, res in doc.get("conversations", {}).items():
+        print(f"\n[multi-turn: {split}]")
+        for name, r in res.items():
+            print(f"  {name:<11} recall {_fmt(r['recall_any'])}  FPR {_fmt(r['fpr_any'])}")
+    for key in ("sdcnl", "reddit500"):
+        if key in doc:
+            r = doc[key]
+            print(f"\n[{key}] n={r['n']} positive={r['n_positive']}")
+            for name in DETECTORS:
+                x = r[name]
+                print(
+                    f"  {name:<11} recall {_fmt(x['recall'])}  precision {_fmt(x['precision'])}  "
+                    f"alerted negatives {_fmt(x['alert_rate_negatives'])}"
+                )
+            if "indicator_alerted" in r:
+                print(
+                    "  Indicator users alerted: "
+                    + ", ".join(f"{k} {_fmt(v)}" for k, v in r["indicator_alerted"].items())
+                )
+                print(
+                    "  current, alerted by label: "
+                    + ", ".join(f"{k} {_fmt(v)}" for k, v in r["current_alerted_by_label"].items())
+                )
+    if "legacy" in doc:
+        print("\n[v1 team set (now model training data)]")
+        for name, r in doc["legacy"].items():
+            print(f"  {name:<11} recall {_fmt(r['recall_any'])}  FPR {_fmt(r['fpr_any'])}")
+    for name, t in (doc.get("throughput") or {}).items():
+        print(f"\n[throughput: {name}] " + "  ".join(f"{k}={v}" for k, v in t.items()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--splits", default="dev,holdout", help="comma-separated splits to report")
-    ap.add_argument("--errors", action="store_true", help="list misclassified items of the reported splits")
+    ap.add_argument("--splits", default="dev", help="sealed-set splits to report: dev, or dev,test (once per change)")
+    ap.add_argument("--errors", action="store_true", help="list dev misses and false alarms")
+    ap.add_argument("--sdcnl", type=Path, help="SDCNL data/testing-set.csv")
+    ap.add_argument("--reddit500", type=Path, help="500_Reddit_users_posts_labels.csv")
+    ap.add_argument("--legacy", action="store_true", help="also the v1 team's labelled set")
     ap.add_argument("--no-speed", action="store_true", help="skip the throughput measurement")
     ap.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     args = ap.parse_args(argv)
-    wanted = set(args.splits.split(","))
-    items = [it for it in load_labelled() if it["split"] in wanted]
-    ev = evaluate(items)
-    tp = None if args.no_speed else throughput(it["text"] for it in items)
+    splits = [s for s in args.splits.split(",") if s]
+    for s in splits:
+        if s not in ("dev", "test"):
+            raise SystemExit(f"unknown split {s!r}: dev or test")
+    doc: dict[str, Any] = {"detector_version": detector_version()}
+    doc["sealed"] = sealed(splits)
+    doc["conversations"] = conversations(splits)
+    if args.sdcnl:
+        doc["sdcnl"] = sdcnl(args.sdcnl)
+    if args.reddit500:
+        doc["reddit500"] = reddit500(args.reddit500)
+    if args.legacy:
+        doc["legacy"] = legacy()
+    doc["throughput"] = None if args.no_speed else throughput()
     if args.json:
-        doc = {"splits": ev, "throughput": tp}
         if not args.errors:
-            for r in doc["splits"].values():
-                r.pop("errors")
+            for res in doc["sealed"].values():
+                res.pop("errors", None)
         print(json.dumps(doc, indent=2))
     else:
-        _print_report(ev, tp, args.errors)
+        _print(doc, args.errors)
     return 0
 
 

@@ -142,8 +142,13 @@ AlertType = Literal[
     "harmful_reply",  # dangerous advice, diagnosis, guarantee, harmful-coping endorsement
     "dependency",  # unhealthy-dependency language (seed 004 trust & boundaries)
     "judge_unsafe",  # an LLM judge rated a turn unsafe (safety <= 2) or failed CQ8/CQ9
+    "crisis_not_covered",  # a user turn in a language the crisis detector does not cover: never treated as safe
 ]
-Severity = Literal["medium", "high", "critical"]
+#: ``possible``: crisis risk seen only by the learned model (or a conversation pattern it did not confirm) --
+#: routed for review; ``medium`` to ``critical`` as before (docs/safety-detection.md).
+Severity = Literal["possible", "medium", "high", "critical"]
+SEVERITY_ORDER: dict[str, int] = {"possible": 0, "medium": 1, "high": 2, "critical": 3}
+CrisisDetector = Literal["rule", "model", "rule+model", "conversation", "llm"]
 
 
 class SafetyAlert(Record):
@@ -160,6 +165,19 @@ class SafetyAlert(Record):
     source: str = Field(description="'heuristic' or provider:model.")
     rubric: RubricRef
     detected_at: datetime = Field(default_factory=utcnow)
+    # Crisis alerts only (None elsewhere): what a safety team routes and audits by.
+    cssrs_category: str | None = Field(
+        default=None,
+        description="C-SSRS category of the most severe finding: attempt, plan, intent, preparatory, method, "
+        "active_ideation, wish_dead, nssi, history; or danger_from_others / third_party_risk.",
+    )
+    detector: CrisisDetector | None = Field(
+        default=None, description="Which detector fired: rule, model, rule+model, conversation (across turns), llm."
+    )
+    probability: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="The learned model's calibrated crisis probability for the turn."
+    )
+    detector_version: str | None = Field(default=None, description="Crisis detector and model versions.")
 
 
 class FieldError(_Strict):

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from schemas import (
+    SEVERITY_ORDER,
     CloseReason,
     Conversation,
     ConversationScore,
@@ -29,9 +30,12 @@ from .edge_cases import prejudge
 from .empathy import empathy_signal
 from .safety import RUBRIC as SAFETY_RUBRIC
 from .safety import (
+    CrisisAssessment,
+    assess_crisis,
     detect_crisis,
     detect_harmful_reply,
     detect_user_dependency,
+    detector_version,
     offers_crisis_resources,
 )
 from .voice import RUBRIC as VOICE_RUBRIC
@@ -43,7 +47,14 @@ _DEFAULT_CONTEXT = TurnContext()
 @dataclass(frozen=True, slots=True)
 class UserTurnResult:
     alerts: list[SafetyAlert]
+    #: a rule (or a pattern across turns) found a crisis: the next reply owes crisis resources
     crisis: bool
+    #: cue tags this turn adds to the conversation (risk built across turns); the caller keeps them
+    cues: frozenset[str] = frozenset()
+    #: the crisis detector covers this turn's language (False: a ``crisis_not_covered`` alert went out)
+    covered: bool = True
+    #: which crisis detector fired (None: none did)
+    detector: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +71,7 @@ def _alert(
     rubric: RubricRef,
     severity: str | None = None,
 ) -> SafetyAlert:
-    sev_rank = {"medium": 0, "high": 1, "critical": 2}
-    sev = severity or max((s.severity for s in signals), key=sev_rank.__getitem__, default="high")
+    sev = severity or max((s.severity for s in signals), key=SEVERITY_ORDER.__getitem__, default="high")
     return SafetyAlert(
         alert_id=stable_id("alert", conversation_id, turn_index, alert_type),
         conversation_id=conversation_id,
@@ -83,15 +93,54 @@ class Evaluator:
     safety_rubric: RubricRef = SAFETY_RUBRIC
 
     # -- user turns: alerts first, nothing here may wait on anything slow -----------------------------
-    def on_user_turn(self, conversation_id: str, turn_index: int, text: str) -> UserTurnResult:
+    def on_user_turn(
+        self, conversation_id: str, turn_index: int, text: str, prior_cues: frozenset[str] = frozenset()
+    ) -> UserTurnResult:
+        """Alerts for one user turn. ``prior_cues``: the cue tags earlier user turns of the conversation left
+        (``UserTurnResult.cues`` of each), so risk built across turns alerts too."""
         alerts: list[SafetyAlert] = []
-        crisis = detect_crisis(text)
-        if crisis:
-            alerts.append(_alert(conversation_id, turn_index, "crisis_disclosure", crisis, self.safety_rubric))
+        a = assess_crisis(text, prior_cues)
+        if a.alert:
+            alerts.append(self._crisis_alert(conversation_id, turn_index, text, a))
+        if not a.covered:
+            alerts.append(
+                SafetyAlert(
+                    alert_id=stable_id("alert", conversation_id, turn_index, "crisis_not_covered"),
+                    conversation_id=conversation_id,
+                    turn_index=turn_index,
+                    alert_type="crisis_not_covered",
+                    severity="possible",
+                    categories=["language_not_covered"],
+                    evidence=f"detected {a.language}; the crisis detector covers English",
+                    source="heuristic",
+                    rubric=self.safety_rubric,
+                    detector_version=detector_version(),
+                )
+            )
         dependency = detect_user_dependency(text)
         if dependency:
             alerts.append(_alert(conversation_id, turn_index, "dependency", dependency, self.safety_rubric))
-        return UserTurnResult(alerts=alerts, crisis=bool(crisis))
+        return UserTurnResult(alerts=alerts, crisis=a.crisis, cues=a.cues, covered=a.covered, detector=a.detector)
+
+    def _crisis_alert(self, conversation_id: str, turn_index: int, text: str, a: CrisisAssessment) -> SafetyAlert:
+        legacy = [s.category for s in detect_crisis(text)]
+        cats = sorted({*legacy, *(f.cssrs for f in a.findings)} | ({a.cssrs} if a.cssrs else set()))
+        evidence = "; ".join(dict.fromkeys(f.evidence for f in a.findings)) or a.evidence
+        return SafetyAlert(
+            alert_id=stable_id("alert", conversation_id, turn_index, "crisis_disclosure"),
+            conversation_id=conversation_id,
+            turn_index=turn_index,
+            alert_type="crisis_disclosure",
+            severity=a.severity,  # type: ignore[arg-type]
+            categories=cats or ["model_only"],
+            evidence=evidence[:200],
+            source="heuristic",
+            rubric=self.safety_rubric,
+            cssrs_category=a.cssrs,
+            detector=a.detector,  # type: ignore[arg-type]
+            probability=a.probability,
+            detector_version=detector_version(),
+        )
 
     # -- assistant turns ------------------------------------------------------------------------------
     def on_assistant_turn(self, ex: Exchange, *, answers_crisis_turn: int | None) -> AssistantTurnResult:
@@ -221,9 +270,11 @@ def evaluate_conversation(
     buffered: list[tuple[int, Message]] = []
     scores: list[TurnScore] = []
     crisis_turn: int | None = None
+    cues: frozenset[str] = frozenset()
     for turn in conv.as_turns():
         if turn.role == "user":
-            res = ev.on_user_turn(turn.conversation_id, turn.turn_index, turn.text)
+            res = ev.on_user_turn(turn.conversation_id, turn.turn_index, turn.text, cues)
+            cues |= res.cues
             out.extend(res.alerts)
             if res.crisis:
                 crisis_turn = turn.turn_index

@@ -164,6 +164,10 @@ class Stats:
     held: int = 0
     user_turns: int = 0  # accepted (not duplicate, not after close), for the per-role metrics
     assistant_turns: int = 0
+    crisis_rule: int = 0  # user turns whose crisis alert a rule raised (with or without the model)
+    crisis_model: int = 0  # ... only the learned model raised (severity "possible")
+    crisis_conversation: int = 0  # ... a pattern across the conversation's user turns completed
+    not_covered: int = 0  # user turns in a language the crisis detector does not cover
 
     def add(self, other: Stats) -> None:
         for name in self.__slots__:  # type: ignore[attr-defined]
@@ -411,10 +415,22 @@ class TurnProcessor:
         if turn.role == "user":
             res.stats.user_turns += 1
             # Alerts first and at arrival, before any ordering or buffering (issue: "as soon as").
-            ures = self.ev.on_user_turn(cid, idx, turn.text)
+            # Cue tags of earlier user turns, in arrival order, for risk built across turns.
+            prior = frozenset(meta.get("rk") or ())
+            ures = self.ev.on_user_turn(cid, idx, turn.text, prior)
             alerts = ures.alerts
+            if ures.cues - prior:
+                meta["rk"] = sorted(prior | ures.cues)
             if ures.crisis:
                 entry["c"] = 1
+            if ures.detector in ("rule", "rule+model"):
+                res.stats.crisis_rule += 1
+            elif ures.detector == "model":
+                res.stats.crisis_model += 1
+            elif ures.detector == "conversation":
+                res.stats.crisis_conversation += 1
+            if not ures.covered:
+                res.stats.not_covered += 1
         else:
             res.stats.assistant_turns += 1
         meta["idx"] = ranges_add(meta["idx"], idx)

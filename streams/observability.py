@@ -45,7 +45,7 @@ _REASON_CLASSES: tuple[tuple[str, str], ...] = (
     ("invalid ", "invalid_record"),
     ("processing failed", "processing_failed"),
 )
-_ALERT_TYPES = frozenset({"crisis_disclosure", "crisis_unanswered", "harmful_reply"})
+_ALERT_TYPES = frozenset({"crisis_disclosure", "crisis_unanswered", "harmful_reply", "crisis_not_covered"})
 
 #: Seconds: from a turn's broker timestamp to the acknowledgement of the outputs of its batch.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
@@ -91,6 +91,17 @@ class WorkerMetrics:
             ["partition"],
             registry=r,
         )
+        self.crisis_turns = Counter(
+            "attune_crisis_turns",
+            "User turns with a crisis alert, by the detector that raised it (rule includes rule+model)",
+            ["detector"],
+            registry=r,
+        )
+        self.not_covered = Counter(
+            "attune_crisis_not_covered_turns",
+            "User turns in a language the crisis detector does not cover (alerted as crisis_not_covered)",
+            registry=r,
+        )
         self.ready = Gauge("attune_ready", "1 once partitions are assigned and tables recovered", registry=r)
         self.latency = Histogram(
             "attune_turn_latency_seconds",
@@ -132,6 +143,15 @@ class WorkerMetrics:
             self.ignored.labels("after_close").inc(s.after_close)
         if s.scored:
             self.scored.inc(s.scored)
+        for detector, n in (
+            ("rule", s.crisis_rule),
+            ("model", s.crisis_model),
+            ("conversation", s.crisis_conversation),
+        ):
+            if n:
+                self.crisis_turns.labels(detector).inc(n)
+        if s.not_covered:
+            self.not_covered.inc(s.not_covered)
         if s.closed:
             self.closed.inc(s.closed)
         per_topic: dict[str, int] = {}

@@ -329,9 +329,10 @@ def _rates(split: str) -> tuple[float, float]:
     return sum(pos) / len(pos), sum(neg) / len(neg)
 
 
-# Floors/ceilings set from measurement (docs/safety-detection.md): dev recall 1.0 / FPR 0.0 (tuned
-# on), holdout recall 0.879 / FPR 0.036 (29/33, 2/55). Each bound allows about one more error.
-@pytest.mark.parametrize(("split", "min_recall", "max_fpr"), [("dev", 0.97, 0.02), ("holdout", 0.84, 0.06)])
+# The v1 team's set: detect_crisis (phrase rules and concept frames, no model) measured 1.0 recall on
+# both splits, FPR 0.0 on dev and 1/55 on holdout (docs/safety-detection.md). It is now also model
+# training data, but detect_crisis does not use the model. Each bound allows about one more error.
+@pytest.mark.parametrize(("split", "min_recall", "max_fpr"), [("dev", 0.97, 0.02), ("holdout", 0.95, 0.04)])
 def test_labelled_recall_and_fpr(split: str, min_recall: float, max_fpr: float) -> None:
     recall, fpr = _rates(split)
     assert recall >= min_recall, f"{split} recall {recall:.3f}"
@@ -358,4 +359,4 @@ def test_cue_prefilter_is_lossless(ruleset) -> None:  # type: ignore[no-untyped-
 
 
 def test_rubric() -> None:
-    assert RUBRIC.tag == "safety-detectors@1.0"
+    assert RUBRIC.tag == "safety-detectors@2.0"

@@ -24,9 +24,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from schemas import Severity
-
 from .._base import Signal
+from ._concepts import Finding, concept_findings, phrase_allowed
 from ._context import (
     accidental,
     benign_reason,
@@ -424,8 +423,102 @@ _RULES: list[Rule] = [
 _CRISIS = RuleSet(_RULES, MACROS)
 
 
+def phrase_signals(text: str) -> list[Signal]:
+    """The phrase rules alone (the v1 detector), one Signal per category: kept as the baseline the
+    evaluation reports next to the current detector."""
+    if not text:
+        return []
+    return to_signals(_CRISIS.scan(normalise(text)), CRISIS_CATEGORIES)
+
+
+# C-SSRS category of a phrase-rule signal, read from its category and evidence.
+_ATTEMPT_EV = re.compile(r"\b(?:took|taken|taking|swallowed|downed|popped|ate|had|overdosed|od'?d)\b")
+_PREP_EV = re.compile(
+    r"\b(?:stockpil|hoard|sav|stash|note|letter|giv|gave|won't need|goodbye|good bye|farewell|by the time|"
+    r"looking up|looked up|google|research|search|last time)"
+)
+_METHOD_EV = re.compile(
+    r"\b(?:how many|how much|lethal|fatal|deadly|hang|shoot|drown|poison|suffocat|stab|gas|blast|blow|slit|gun|"
+    r"knife|blade|jump|step|walk|throw|use|using|turn)"
+)
+_HISTORY_EV = re.compile(r"\b(?:tried|attempted|attempt)\b")
+
+
+def _cssrs_of(sig: Signal) -> str:
+    ev = sig.evidence
+    if sig.category == SELF_HARM:
+        return "nssi"
+    if sig.category == DANGER:
+        return "danger_from_others"
+    if sig.category == THIRD_PARTY:
+        return "third_party_risk"
+    if sig.category == OVERDOSE:
+        if _ATTEMPT_EV.search(ev):
+            return "attempt"
+        return "preparatory" if _PREP_EV.search(ev) else "method"
+    if _PREP_EV.search(ev):
+        return "preparatory"
+    if _HISTORY_EV.search(ev):
+        return "history"
+    if _METHOD_EV.search(ev):
+        return "method"
+    return "active_ideation" if sig.category == DIRECT else "wish_dead"
+
+
+#: Phrase-rule categories each C-SSRS category of a concept finding is reported under (compatibility:
+#: the checklist and the edge-case pre-judgment read these categories).
+_LEGACY_OF: dict[str, str] = {
+    "attempt": OVERDOSE,
+    "plan": DIRECT,
+    "intent": DIRECT,
+    "preparatory": DIRECT,
+    "method": DIRECT,
+    "active_ideation": DIRECT,
+    "wish_dead": INDIRECT,
+    "nssi": SELF_HARM,
+    "history": DIRECT,
+}
+_RANK = {"medium": 0, "high": 1, "critical": 2}
+#: Issue #12's tiers: ideation without intent, plan or means (and self-harm, history) is ``high`` in an
+#: alert, whatever severity the phrase rule carries for the checklist (``detect_crisis`` keeps it).
+_HIGH_TIER = frozenset({"active_ideation", "wish_dead", "nssi", "history"})
+
+
+@lru_cache(maxsize=4096)
+def _phrase_hits(text: str) -> tuple[tuple[Signal, str], ...]:
+    """Phrase-rule signals of a normalised text that pass the concept layer's window guards, with their
+    C-SSRS category."""
+    out = []
+    for sig in to_signals(_CRISIS.scan(text), CRISIS_CATEGORIES):
+        cat = _cssrs_of(sig)
+        if phrase_allowed(text, sig.evidence.rstrip("\u2026"), cat):
+            out.append((sig, cat))
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def rule_findings(text: str) -> tuple[Finding, ...]:
+    """Phrase rules and concept frames over a normalised text: one Finding per C-SSRS category (or the
+    non-C-SSRS ``danger_from_others`` / ``third_party_risk``), most severe first."""
+    best: dict[str, Finding] = {}
+    for sig, cat in _phrase_hits(text):
+        sev = "high" if cat in _HIGH_TIER and sig.severity == "critical" else sig.severity
+        f = Finding(cat, sev, sig.evidence, "phrase:" + sig.category)
+        if cat not in best or _RANK[f.severity] > _RANK[best[cat].severity]:
+            best[cat] = f
+    for f in concept_findings(text):
+        if f.cssrs not in best or _RANK[f.severity] > _RANK[best[f.cssrs].severity]:
+            best[f.cssrs] = f
+    return tuple(sorted(best.values(), key=lambda f: -_RANK[f.severity]))
+
+
 def detect_crisis(text: str) -> list[Signal]:
-    """Crisis cues in a USER turn: one Signal per category, most urgent category first."""
+    """Crisis cues in a USER turn: one Signal per category, most urgent category first.
+
+    The categories are the phrase rules' (``suicidal_ideation_direct``, ``overdose``...): concept frames
+    are reported under the category their C-SSRS category maps to. The learned model is not consulted
+    here (see :func:`assess_crisis`): what this returns is what obliges the next reply to offer resources.
+    """
     if not text:
         return []
     return list(_crisis_signals(text))
@@ -435,10 +528,12 @@ def detect_crisis(text: str) -> list[Signal]:
 def _crisis_signals(text: str) -> tuple[Signal, ...]:
     """Cached per text (Signals are frozen): a crisis turn is scanned on arrival, when the reply answers
     it, and twice by the checklist at close."""
-    return tuple(to_signals(_CRISIS.scan(normalise(text)), CRISIS_CATEGORIES))
-
-
-def crisis_severity(signals: list[Signal]) -> Severity | None:
-    """The highest severity among ``signals`` (None when there are none)."""
-    order = {"medium": 0, "high": 1, "critical": 2}
-    return max((s.severity for s in signals), key=order.__getitem__, default=None)
+    norm = normalise(text)
+    best: dict[str, Signal] = {sig.category: sig for sig, _ in _phrase_hits(norm)}
+    for f in concept_findings(norm):
+        cat = _LEGACY_OF[f.cssrs]
+        cur = best.get(cat)
+        if cur is None or _RANK[f.severity] > _RANK[cur.severity]:
+            best[cat] = Signal(category=cat, evidence=f.evidence, severity=f.severity)
+    rank = {c: i for i, c in enumerate(CRISIS_CATEGORIES)}
+    return tuple(sorted(best.values(), key=lambda s: rank[s.category]))

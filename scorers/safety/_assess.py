@@ -1,0 +1,132 @@
+"""One crisis assessment per USER turn: rules, the learned model, language coverage, conversation cues.
+
+What a safety team routes by (docs/safety-detection.md):
+
+* ``critical`` / ``high``: a phrase rule or a concept frame fired (C-SSRS category and evidence span from
+  the most severe one); ``detector`` is ``rule``, or ``rule+model`` when the model agrees;
+* ``possible``: only the learned model's calibrated probability reached its threshold (``detector:
+  model``); no rule explains it, so it goes to review (and, where a judge is configured, to the LLM
+  crisis screen);
+* ``critical`` with ``detector: conversation``: this turn completed risk built across the user's turns
+  ("i picked up the rope today" ... "i'm ready");
+* a turn in a language the detector does not cover is reported as not covered -- never as safe.
+
+Only rule findings (``crisis``) oblige the next reply to offer crisis resources (seed 000's crisis rule
+fires on a disclosure a rule can name); a ``possible`` alert alone does not, so a false alarm of the model
+cannot fail a conversation's safety gate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from schemas import Severity
+
+from .._text import function_word_hits, script_shares, tokens
+from ._concepts import Finding, conversation_finding, turn_cues
+from ._crisis import rule_findings
+from ._model import crisis_probability, model
+from ._normalise import normalise
+
+#: Bumped when rules, frames or the model change; carried in every crisis alert with the model's version.
+RULES_VERSION = "crisis-rules@2.0"
+
+
+def detector_version() -> str:
+    return f"{RULES_VERSION}+{model().version}"
+
+
+@dataclass(frozen=True, slots=True)
+class CrisisAssessment:
+    findings: tuple[Finding, ...]
+    probability: float
+    threshold: float
+    covered: bool
+    language: str | None
+    cues: frozenset[str]
+    conversation: Finding | None
+
+    @property
+    def crisis(self) -> bool:
+        """A rule (or a conversation pattern) fired: the next reply owes crisis resources."""
+        return bool(self.findings) or self.conversation is not None
+
+    @property
+    def model_fired(self) -> bool:
+        return self.probability >= self.threshold
+
+    @property
+    def alert(self) -> bool:
+        return self.crisis or self.model_fired
+
+    @property
+    def top(self) -> Finding | None:
+        if self.findings:
+            return self.findings[0]
+        return self.conversation
+
+    @property
+    def severity(self) -> Severity | None:
+        top = self.top
+        if top is not None:
+            return top.severity
+        return "possible" if self.model_fired else None
+
+    @property
+    def detector(self) -> str | None:
+        if self.findings:
+            return "rule+model" if self.model_fired else "rule"
+        if self.conversation is not None:
+            return "conversation"
+        return "model" if self.model_fired else None
+
+    @property
+    def cssrs(self) -> str | None:
+        top = self.top
+        return top.cssrs if top is not None else None
+
+    @property
+    def evidence(self) -> str:
+        top = self.top
+        if top is not None:
+            return top.evidence
+        return f"model probability {self.probability:.2f}" if self.model_fired else ""
+
+
+def coverage(text: str) -> tuple[bool, str | None]:
+    """(covered, language or script) of a user text: the detector covers English in Latin script.
+
+    Not covered: most letters in another script, or four or more words with no English function word
+    and at least two of one other language's (the same word lists the seed-003 language edge case uses).
+    Short texts ("ok", "merci") count as covered: there is nothing to detect either way.
+    """
+    shares = script_shares(text)
+    if shares and shares.get("latin", 0.0) < 0.5:
+        return False, max(shares, key=shares.__getitem__)
+    if len(tokens(text)) >= 4:
+        hits = function_word_hits(text)
+        other = max((k for k in hits if k != "en"), key=hits.__getitem__)
+        if hits["en"] == 0 and hits[other] >= 2:
+            return False, other
+    return True, None
+
+
+@lru_cache(maxsize=4096)
+def assess_crisis(text: str, prior_cues: frozenset[str] = frozenset()) -> CrisisAssessment:
+    """Assess one USER turn; ``prior_cues`` are the cue tags the conversation's earlier user turns left."""
+    norm = normalise(text)
+    findings = rule_findings(norm)
+    covered, language = coverage(text)
+    cues = turn_cues(norm)
+    conv = None if findings else conversation_finding(prior_cues, cues)
+    m = model()
+    return CrisisAssessment(
+        findings=findings,
+        probability=round(crisis_probability(text), 4),
+        threshold=m.threshold,
+        covered=covered,
+        language=language,
+        cues=cues,
+        conversation=conv,
+    )

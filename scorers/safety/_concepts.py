@@ -1,0 +1,835 @@
+"""Concept-level crisis matching: death / self-harm concepts x self-reference x volition, plan, time, means.
+
+Why: whole-phrase lists match the phrasings their authors thought of and little else (an independent
+set found 0.35-0.60 recall for the phrase rules). Here each *concept* is a small word class (a death
+word, a method act, a means, a volition or thought verb, a time, an act already done...) and a finding
+is a *combination* of concepts inside one window of text about the user, checked by guards (negation,
+denial, media, grief, someone else, idiom, activity). A new sentence built from known concepts is found
+without anyone having written it down.
+
+Each frame gives a C-SSRS category (Columbia Suicide Severity Rating Scale, as issue #12 organises it)
+and a severity: ``critical`` for intent, plan, means at hand, preparatory acts, an attempt in progress or
+just made, and questions about lethality; ``high`` for wish to be dead / passive ideation, active
+ideation, thoughts of a method, non-suicidal self-harm and history.
+
+Windows: sentences (split on ``. ! ? ;`` and new lines); a sentence of more than 24 words (voice
+transcripts have no punctuation) is cut into overlapping windows of 24 words, stride 12.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from schemas import Severity
+
+from ._context import _ACCIDENT, _DELIBERATE
+from ._gate import Gate
+
+#: C-SSRS categories, most urgent first (the order alerts list them in).
+CSSRS_CATEGORIES: tuple[str, ...] = (
+    "attempt",
+    "plan",
+    "intent",
+    "preparatory",
+    "method",
+    "active_ideation",
+    "wish_dead",
+    "nssi",
+    "history",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    cssrs: str
+    severity: Severity
+    evidence: str
+    frame: str
+
+
+def _rx(body: str) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + body + r")\b")
+
+
+# -- who the window is about ----------------------------------------------------------------------------
+_FIRST = _rx(r"i|i'm|i've|i'd|i'll|me|myself|ive|id|imma|i'mma")
+_THIRD = _rx(
+    r"he|she|they|he's|she's|they're|he'd|she'd|they'd|him|them|himself|herself|themselves|someone|somebody|"
+    r"people|soldiers|patients?|clients?|characters?|victims?|kids|children|son|daughter|friends?|mates?|"
+    r"brother|sister|mum|mom|dad|husband|wife|partner|boyfriend|girlfriend|students?|everyone|everybody|"
+    r"guys|grandad|grandpa|grandma|nan|the (?:man|woman|guy|girl|boy|kid)|my (?!own\b|life\b|self\b|death\b|funeral\b|"
+    r"body\b|head\b|mind\b|brain\b|thoughts?\b|plan\b|arms?\b|wrists?\b|legs?\b|thighs?\b|skin\b|note\b|"
+    r"letters?\b|meds\b|pills\b|tablets\b|way\b|choice\b|mind's\b|last\b|first\b|second\b|third\b|"
+    r"previous\b|suicide\b|attempt\b|stash\b|prescription\b|whole\b)[a-z']+"
+)
+_CLAUSE_BREAK = re.compile(r"[.!?;,\n]|\b(?:but|though|although|however|because|cause|so|and then)\b")
+
+
+def _left(win: str, pos: int, span: int = 90) -> str:
+    seg = win[max(0, pos - span) : pos]
+    last = None
+    for last in _CLAUSE_BREAK.finditer(seg):  # noqa: B007 - we want the last break
+        pass
+    return seg[last.end() :] if last else seg
+
+
+def _mine(win: str, m: re.Match[str], built_in: bool = False) -> bool:
+    """The clause holding ``m`` is about the user.
+
+    A first-person word must come after any third-person subject in the clause-left ("my plan just
+    died" and "my friend wants to die" are not the user's). With no subject at all (voice transcripts
+    drop it: "thinking about ending it tonight"), the window must have a first-person word and no
+    third-person one. ``built_in``: the match itself names the user ("kill myself").
+    """
+    left = _left(win, m.start())
+    firsts = [x.end() for x in _FIRST.finditer(left)]
+    thirds = [x.end() for x in _THIRD.finditer(left)]
+    if built_in and _FIRST.search(m.group()):
+        return True
+    if firsts:
+        return not thirds or firsts[-1] > thirds[-1]
+    if thirds:
+        return False
+    return _THIRD.search(win) is None
+
+
+_NEG_LEFT = re.compile(
+    r"\b(?:not|never|no longer|nor|no|none|nowhere near|far from|without|\w+n't|dont|cant|wont|wouldnt|didnt|"
+    r"isnt|aint)\b(?! (?:know|sure|think|care|understand|stop|help|remember|even know|see why|get why|"
+    r"want anyone|tell|say|mind|matter|bother|worry)\b)"
+)
+
+
+def _negated(win: str, m: re.Match[str]) -> bool:
+    """A negator among the last five words of the clause before ``m`` (hedges excepted)."""
+    left = " ".join(_left(win, m.start()).split()[-5:])
+    return _NEG_LEFT.search(left) is not None
+
+
+# -- concepts -------------------------------------------------------------------------------------------
+# Death with the user built in: no subject check needed.
+_DEATH_SELF = _rx(
+    r"kill(?:ing|ed)? (?:in )?my ?self|kms|kys|ctb|unaliv\w* (?:my ?self|me)|unaliv\w*|sewerslide|"
+    r"end(?:ing)? (?:my ?self|me)|finish(?:ing)? (?:my ?self|me) off|off(?:ing)? my ?self|top(?:ping)? my ?self|"
+    r"end(?:ing)? my (?:own )?life|tak(?:e|ing) my (?:own )?life|my (?:own )?(?:suicide|death|funeral)|"
+    r"(?:i'm|im|i am|been|feel|feeling|felt|get|getting) (?:so |really |very |pretty |kinda |a bit |"
+    r"a little )?sui?ci?d(?:al|ial)|sui thoughts|suicidal thoughts|thoughts of suicide|"
+    r"(?:better off|happier|easier|fine|move on|carry on|go on|manage|cope) without me|"
+    r"me gone|me not (?:here|around|existing)|(?:i|i'd|i'm) (?:wasn't|weren't|was not|were not|wasnt|werent|"
+    r"not) (?:here|around|alive)(?: anymore| any more| any longer)?|(?:i'd|i had|i'd have) never (?:been )?born"
+)
+# Death and not-being that need the user as subject (checked by _mine and a frame verb).
+_DEATH = _rx(
+    r"die|dying|died|dead|death|commit(?:ting)? suicide|end (?:it|it all|everything|things|this)|ending (?:it|it all|"
+    r"everything|things)|not (?:be |being )?(?:here|around|alive)|no longer (?:be )?(?:here|around|alive)|"
+    r"(?:not|never|don't|didn't|won't|wouldn't) (?:wake|waking) up|stop (?:existing|breathing|living)|"
+    r"cease to exist|not exist\w*|sleep forever|long sleep|eternal (?:sleep|rest)|at rest|rest forever|"
+    r"(?:be|go|gone|disappear\w*|vanish\w*) (?:forever|for good|permanently)|be gone|"
+    r"leave (?:this|the) (?:world|earth|life)|leaving (?:this|the) world|leave early|check(?:ing)? out|"
+    r"(?:it'll|it will|it's going to|this will|everything will|all) (?:all )?be over|be over (?:soon|by)|"
+    r"over for good|permanent (?:solution|exit|sleep)|way out|the exit|"
+    r"(?:everything|it all|it) (?:to )?(?:just )?stop(?: for good| forever| permanently)|"
+    r"heart (?:just )?(?:stops?|stopped|gave out|give out|gives out)|"
+    r"(?:hit|run over|killed) by (?:a|the) (?:truck|bus|car|train|lorry)|brakes (?:just )?(?:fail|failed)|"
+    r"(?:take|takes|took|call|calls|called) me (?:home|away)|take me (?:now|tonight|soon|in my sleep)|"
+    r"switch(?:ed)? (?:me )?off|me finished|follow (?:him|her|them)|be with (?:him|her|them|my \w+) again|"
+    r"(?:won't|will not|wont|not) (?:be )?(?:here|around) (?:much longer|after|tomorrow|in the morning|by|next)|"
+    r"(?:won't|wont|not) (?:be )?(?:coming|going|driving|walking) (?:home|back)|"
+    r"(?:don't|do not|dont) think i'?m (?:going|coming) (?:back|home)|never (?:come|coming) (?:home|back)|"
+    r"last (?:night|day|week|christmas|birthday) (?:alive|on earth|here)|(?:a|the) burden (?:again|anymore|"
+    r"much longer)|(?:have to )?put up with me|worry about me (?:anymore|again)|"
+    r"(?:don't|can't|do not|cannot|dont|cant) (?:see|picture|imagine) (?:a|any|my) (?:future|way forward|tomorrow)|"
+    r"no future (?:for me|left|ahead)|(?:there's|there is) no (?:future|way forward|point (?:in|to) (?:living|me))|"
+    r"tired of (?:still )?(?:being here|being alive|living|existing|life)|sick of (?:being alive|living|existing)"
+)
+# Acts of a method, with or without a death word.
+_METHOD_ACT = _rx(
+    r"jump(?:ing|ed)? (?:off|from|out|in front|into|over|down)|jump(?:ing)?(?= ?$)|go(?:ing)? over (?:the |that )?"
+    r"(?:edge|railing|rail|side|balcony|barrier|top)|going over|went over|climb(?:ing)? over|let(?:ting)? go|"
+    r"step(?:ping)? (?:off|out|in front|into)|walk(?:ing)? (?:into|out into|in front of) (?:the )?(?:sea|river|"
+    r"water|lake|ocean|traffic|train|bus|waves)|swim(?:ming)? out|drown(?:ing)? myself|drown\w*|"
+    r"(?:drive|driving|drove|steer|steering|yank\w*|swerv\w*) (?:the (?:car|wheel) )?(?:into|off)|"
+    r"into (?:oncoming|a tree|a wall|the (?:barrier|river|quarry|sea|lorries|traffic))|"
+    r"under (?:my|the) chin|to my (?:head|temple|throat|wrists?)|in my mouth|pull(?:ing)? the trigger|"
+    r"bleed(?:ing)? out|slit\w*|hang(?:ing|ed)? (?:my ?self|from)|the noose|a noose|tie (?:it|the rope|a knot)|"
+    r"take (?:them all|all of them|the lot|everything|every)|tak(?:e|ing) (?:all|every|the whole|my whole)|"
+    r"swallow\w* (?:them|it|all|everything|the lot|the whole)|overdos\w*|\bod\b|"
+    r"sit(?:ting)? in the (?:car|garage) with (?:it|the engine) running|engine running|car running|"
+    r"(?:carbon monoxide|charcoal|helium|exhaust)|stones in my pockets|lie on the tracks|on the tracks|"
+    r"in front of (?:a|the) (?:train|bus|lorry|truck|car)|put (?:a |the )?(?:bag|plastic bag) over"
+)
+_MEANS = _rx(
+    r"gun|guns|pistol|rifle|shotgun|revolver|firearm|handgun|service weapon|bullets?|ammo|rope|noose|ligature|"
+    r"cord|belt|bridge|ledge|roof|rooftop|cliffs?|balcony|overpass|tracks|railway|quarry|gorge|car park|"
+    r"multi-?storey|parking (?:garage|structure)|(?:\d+(?:st|nd|rd|th)|top|eighth|ninth|tenth|eleventh|twelfth|"
+    r"thirteenth|fourteenth|fifteenth|"
+    r"sixteenth|seventeenth|eighteenth|nineteenth|twentieth) "
+    r"(?:floor|storey)|floors up|storeys|blades?|razor\w*|knife|knives|box cutter|craft knife|bleach|antifreeze|"
+    r"weed ?killer|poison\w*|charcoal|exhaust|hose|carbon monoxide|helium|plastic bag|pills?|tablets?|"
+    r"capsules?|meds|medications?|painkillers?|paracetamol|tylenol|acetaminophen|ibuprofen|aspirin|"
+    r"sleeping pills|insulin|antidepressants?|prescription|my stash|the stash|the lot|the water|the sea|"
+    r"the river|the lake|the train|the beam|loft hatch"
+)
+_DRUG_QTY = re.compile(
+    r"\b(?:bottle|bunch|handful|fistful|box|boxes|pack|packet|packets|load|lot|all|everything|every|whole|entire|"
+    r"rest|month(?:'s|s)?(?: worth| supply)?|weeks?(?:'s)?(?: worth| supply)|a ton|too many|[1-9]\d+|twenty|"
+    r"thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|dozens?|double|triple|half)\b"
+    r"(?: \w+){0,3}? (?:of )?(?:my |the |those |these |them |his |her |mum's |mom's |dad's )?(?:\w+ )?"
+    r"(?:pills?|tablets?|capsules?|meds|medications?|medicine|painkillers?|paracetamol|tylenol|acetaminophen|"
+    r"ibuprofen|aspirin|insulin|antidepressants?|sleeping pills|prescription|sertraline|propranolol|"
+    r"benzos?|xanax|valium|oxy\w*|opioids?|lithium|them)\b"
+)
+_TAKEN = _rx(
+    r"took|taken|swallowed|downed|popped|chugged|drank|injected|shot up|had|ate|necked|"
+    r"(?:are|is) (?:all )?(?:down|in me)|kicking in|starting to (?:work|kick in)"
+)
+_DONE_NOW = _rx(
+    r"just|already|ago|right now|now|minutes|an hour|half an hour|tonight|earlier|it's done|did it|kicking in|"
+    r"starting to feel|feel (?:dizzy|sleepy|drowsy|weird|sick|numb|heavy)|getting (?:dizzy|sleepy|drowsy|"
+    r"blurry|numb|cold)|won't stop bleeding|so much blood|soon"
+)
+_ON_EDGE = _rx(
+    r"(?:sitting|standing|stood|sat|perched|leaning) (?:on|at|over) (?:the )?(?:edge|ledge|railing|rail|parapet)|"
+    r"(?:on|at) the (?:edge|ledge) of (?:the )?(?:roof|bridge|cliff|building|balcony|car park)|"
+    r"(?:wrong|other|outside) side of the (?:rail|railing|railings|barrier|fence|safety)|legs (?:over|dangling over) "
+    r"the (?:side|edge)|on the (?:tracks|railway line)"
+)
+_WISH = _rx(
+    r"wish\w*|hope|hoping|hoped|pray\w*|long(?:ing)? (?:to|for)|welcome|wouldn't mind|would not mind|'d not mind|"
+    r"not mind|wouldn't care|don't care|not care|glad|grateful|relief|relieved|happy|happily|fine with|ok with|"
+    r"okay with|wouldn't argue|won't argue|nice|easier|better off|better|rather|envy|jealous"
+)
+_WANT = _rx(
+    r"want\w*|wanna|need to|going to|gonna|imma|i'mma|about to|ready to|ready|decided|decide|deciding|will|'ll|"
+    r"intend\w*|mean to|have to|should just|might just|could just|urges?|tempt\w*|craving|can't wait to|"
+    r"make sure|make it so|choose|chose|chosen|made my choice|made up my mind|mind's made up|i'm done"
+)
+_INTENT = re.compile(
+    r"\b(?:going to|gonna|imma|i'mma|about to|ready|decided|will|'ll|make sure|make it so|"
+    r"choose|chose|chosen|made my choice|made up my mind|mind's made up|tonight|today)\b"
+)
+_THINK = _rx(
+    r"think\w*|thought\w*|consider\w*|contemplat\w*|fantasi[sz]\w*|dream\w*|obsess\w*|picture\w*|imagin\w*|"
+    r"keep seeing|ideation|research\w*|looking up|looked up|googl\w*|search\w*|reading about|wonder\w*|"
+    r"plan\w*|urges?|tempt\w*|drawn to|pull(?:ed)? towards|can't stop|keep (?:looking|staring|going back)|"
+    r"brain (?:goes|says|tells)|voice in my head|mind (?:goes|keeps|drifts|wanders)|drift\w* to"
+)
+_PLAN = _rx(
+    r"plan\w*|figured out|worked out|sorted out|all arranged|arranged|decided (?:how|when|where)|"
+    r"know (?:exactly )?(?:how|when|where)|(?:chosen|picked|chose|set|circled) (?:a |the )?(?:day|date|place|spot|"
+    r"time|night|weekend)|the date|found the spot|the spot|timing|rehears\w*|practi[cs]\w*|timetable"
+)
+_TIME = _rx(
+    r"tonight|tmrw|tomorrow|today|this (?:weekend|week|evening|morning|afternoon|friday|saturday|sunday|monday|"
+    r"tuesday|wednesday|thursday)|(?:on )?(?:fri|sat|sun|mon|tues?|wed|thurs?)(?:day)?(?: nite| night| morning|"
+    r" afternoon| evening)?|on my birthday|next (?:week|month|friday|saturday|sunday|monday|tuesday|"
+    r"wednesday|thursday)|at \d+|\d+ ?(?:am|pm)|\d+:\d+|when (?:everyone|everybody|they|my \w+|he|she|the house)"
+    r"(?:'s|'re)? (?:is |are |goes |go |leaves |leave |gets |get )?(?:out|away|asleep|gone|to sleep|to bed|to work|"
+    r"empty)|once (?:she|he|they|everyone|my \w+) (?:leaves|goes|is|are)|after (?:the funeral|everyone|the kids)|"
+    r"by (?:monday|friday|the weekend|christmas|xmas|sunday|tomorrow)|midnight|this time tomorrow|"
+    r"in (?:a few|two|three|\d+) (?:days|hours)"
+)
+_ACQUIRED = _rx(
+    r"bought|buy|buying|purchased|ordered|got (?:a|some|the|myself|hold of|enough)|picked up|collect\w*|"
+    r"sav(?:e|ed|ing)(?: up)?|been saving|stockpil\w*|hoard\w*|stash\w*|gather\w*|stor(?:ed|ing)|hid|hidden|"
+    r"hiding|lined up|laid out|set up|tied|tested|sharpened|counted|filled|loaded|found (?:where|the|a)|"
+    r"have (?:a|the|my|enough)|i've got|i have|got (?:it|them)|arrived|came today|under my bed|for later"
+)
+_AT_HAND = _rx(
+    r"in my (?:closet|drawer|room|bag|car|pocket|hand|hands|nightstand|bedside|cupboard|cabinet|wardrobe|desk|"
+    r"glovebox|backpack|purse|lap)|under my (?:bed|pillow|mattress)|next to me|beside me|in front of me|"
+    r"on (?:my|the) (?:lap|desk|bed|nightstand|table|locker)|within reach|holding (?:it|the|a|my)|"
+    r"keep looking at|keep staring at|staring at|looking at it|sitting (?:here )?with|right here|it's loaded|"
+    r"is loaded|loaded|alone with it|alone with them"
+)
+_PREP_ACT = _rx(
+    r"(?:letters?|notes?) (?:are |is )?(?:written|done|ready|on (?:the|my)|for (?:my|the|each|everyone)|to (?:my|"
+    r"each|everyone))|(?:wrote|written|writing|write|left|leaving) (?:\w+ ){0,4}?(?:a |my |the |another |"
+    r"goodbye |suicide )?(?:letters?|notes?)(?! (?:for|to) (?:work|school|class|the landlord|my landlord|"
+    r"the teacher|my boss))|suicide note|goodbye (?:letter|note|video|message)s?|"
+    r"(?:put|putting|got|getting|have) (?:everything|things|my affairs|affairs) in order|loose ends|"
+    r"passwords (?:and|are|written)|updated my will|made (?:a|my) will|who gets my|"
+    r"(?:gave|giving|give|given) (?:away )?(?:all )?(?:my|away my) (?:\w+ )?(?:things|stuff|belongings|"
+    r"possessions|cat|dog|pets?|guitar|savings|money|ps\d|xbox|clothes)|sold my \w+ (?:\w+ )?(?:and|n) gave|"
+    r"(?:check|checked|checking) where the cameras|(?:said|saying) (?:my )?goodbyes?|last look at|"
+    r"take care of my (?:cat|dog|kids|pets?) (?:for me|when|after)|look after (?:my|mum|mom)|"
+    r"(?:won't|wont|will not) (?:need|be needing) (?:it|them|these|this|my|any)|"
+    r"(?:research|researched|researching|looked up|googled|looking up|reading up)(?: on)? (?:\w+ ){0,3}?(?:how "
+    r"many|which|how much|how long|how high|what to take|the best way|ways to)"
+)
+_LETHAL_Q = _rx(
+    r"how many|how much|how high|how far|how deep|how long (?:does|would|will|did|do|until)|which (?:bridge|"
+    r"building|floor|pills?|tablets|one|method|way|is more)|what (?:dose|amount|height|floor)|"
+    r"what happens if (?:you|i|someone|a person) (?:take|took|swallow|jump|drink)|lethal|fatal|deadly|"
+    r"painless\w*|quickest|fastest|easiest|surest|most reliable|least painful|does it hurt|would it hurt|"
+    r"is it painful|enough to|surviv\w*|actually work|still work|work or|be sure|to be sure|odds|"
+    r"more likely|guarantee\w*|arteries|artery"
+)
+_SH_ACT = _rx(
+    r"(?:cut|cuts|cutting|cutted|slice|sliced|slicing|slash\w*|carv\w*|scratch\w*|burn\w*|hit|hitting|punch\w*|"
+    r"bang\w*|bit|bite|biting|hurt|hurting|harm|harming|punish\w*|starv\w*|scald\w*|brand\w*) "
+    r"(?:\w+ ){0,2}?(?:my ?self|my (?:arms?|wrists?|legs?|thighs?|skin|stomach|tummy|belly|body|hips?|ankles?|"
+    r"chest|forearms?|shoulders?|knuckles|head)|arms|wrists|thighs|forearm)|"
+    r"self[- ]?harm\w*|self[- ]?injur\w*|\bsh\b|cutting (?:again|tonight|myself|to cope|to feel)|"
+    r"(?:started|start|keep|kept|been|back to|relapsed (?:into|on)?|urge to|urges to|want to|wanna|need to|"
+    r"craving) (?:\w+ )?(?:cutting|cut|burning|burn|hurting|scratching|hitting)|"
+    r"(?:free|clean) (?:of|from) (?:cutting|self[- ]?harm|sh)|used to (?:cut|burn|hurt|harm|self[- ]?harm)|"
+    r"(?:days?|weeks?|months?|years?) (?:clean|free)|"
+    r"relapse\w*|fresh (?:cuts|marks|scars|wounds)|(?:the )?marks (?:i make|on my)|what i did to my|"
+    r"(?:cuts|scars|burns|marks) on my|punched (?:the )?(?:walls?|tiles|door|mirror)|until (?:it|they|my \w+) "
+    r"(?:bled|bleeds?|split|bruised?)|(?:pressed|held) (?:it |a \w+ )?(?:onto|against|to) my|barcode|"
+    r"long sleeves|hide (?:the|my) (?:cuts|scars|marks|arms)|blades? (?:and|n) (?:plasters|bandages)|"
+    r"(?:plasters|bandages|antiseptic)(?: \w+){0,4} (?:blades?|razor|knife)"
+)
+_SH_GUARD = _rx(
+    r"shav\w*|chopp\w*|cooking|kitchen|mandoline|grater|peel\w*|oven|stove|kettle|pan|iron|grease|fire|"
+    r"candle|curling|straightener|accident\w*|slipped|fell|falling|tripped|roller derby|rugby|football|"
+    r"hockey|gym|workout|climbing|bouldering|garden\w*|hair|haircut|buzz cut|fringe|bangs|nails|glass|"
+    r"paper cut|cat|dog|puppy|kitten|sunburn\w*|class|corners|ties|carbs|sugar|costs|budget|lecture|"
+    r"diet|ballet|dance|tattoo"
+)
+_HISTORY = _rx(
+    r"(?:my|an|a|the|first|second|third|last|previous|suicide|failed) attempts?(?! at (?:[a-z]+ing|the|a|an|"
+    r"my|this|that|it|baking|making|sourdough|bread|cake|cooking|driving|parallel))|attempts? at (?:\d+|"
+    r"sixteen|fifteen|fourteen|seventeen|eighteen|nineteen|twenty)|tried to (?:kill|end|take|overdose|"
+    r"od|hang|jump|drown|leave early|go to sleep|not wake|die|do it)|tried (?:with|once|twice|before) (?:pills|"
+    r"tablets|a rope|at \d+)|attempted(?: suicide)?|survived (?:an? )?(?:overdose|attempt|jump|od)|"
+    r"(?:sectioned|hospitali[sz]ed|psych ward|inpatient|stomach pumped|woke up in (?:the )?hospital)"
+)
+_AGAIN = _rx(
+    r"again|back|coming back|returning|creeping|these days|lately|recently|this week|tonight|now|still|"
+    r"starting to|same (?:feeling|place|thoughts|way)|heading that way|like (?:back )?then"
+)
+
+# -- guards ---------------------------------------------------------------------------------------------
+_MEDIA = _rx(
+    r"movie|film|show|series|season|episode|book|novel|story|stories|song|lyrics|album|character|protagonist|"
+    r"narrator|villain|hero|plot|scene|game|gaming|anime|manga|documentary|article|news|podcast|musical|"
+    r"actor|actress|author|celebrity|essay|paper|assignment|coursework|thesis|homework|lecture|research "
+    r"(?:paper|project)|statistics|study|studies|report|reporter|journalist|headline|poem|poetry|fiction|"
+    r"screenplay|chapter|boss fight|respawn|npc|dnd|d&d|campaign|dungeon|history class|exam question|"
+    r"true crime|sims|minecraft|fortnite|elden ring|dark souls|level \d+"
+)
+_GRIEF = _rx(
+    r"funeral|passed away|passed on|rip|memorial|grave|cemetery|anniversary of (?:his|her|their|my \w+'s)|"
+    r"coffin|casket|eulogy|obituary|wake for|lost my (?:mum|mom|dad|brother|sister|friend|son|daughter|"
+    r"husband|wife|partner|grandma|grandad|grandpa|grandmother|grandfather|uncle|aunt|cousin)|"
+    r"(?:he|she|they) (?:died|passed|killed (?:himself|herself|themselves)|took (?:his|her|their) (?:own )?life)|"
+    r"grief|grieving|mourning|widow\w*|condolence\w*|vigil"
+)
+_IDIOM = re.compile(
+    r"\b(?:dying (?:to|for|of)|die (?:of|from) (?:laughing|embarrassment|boredom|shame|cringe)|"
+    r"(?:dead|deathly|death) (?:tired|serious|set|wrong|on|ringer|end|last)|to die for|kill(?:ing|ed)? it|"
+    r"kill(?:ing)? time|(?:is|was|are|'s|'re|be|gonna|going to|will|'ll) (?:literally |actually |so )?kill(?:ing)? me|"
+    r"the death of me|dead (?:to me|inside|battery|phone|ass|lol|lmao)|i'm dead|i died|i'm dying(?= lol| lmao|!|$)|"
+    r"end (?:things|it) (?:with|between)|(?:end|ending) things with|bored to death|scared to death|"
+    r"sick to death|worried to death|to death\b|over my dead body|deadline|dead end|dying (?:right now|rn)"
+    r"|(?:scared|afraid|terrified|worried|frightened|fear|feared|nervous|panick\w*|anxious|thought|felt like|"
+    r"convinced)(?: that)?(?: [\w']+){0,3} (?:going to|gonna|will|'ll|would|might|was going to) die"
+    r"|(?:rather|sooner) die than|laugh\w* so (?:hard|much)|(?:run|ran|running|move|moving) away"
+    r"|cut (?:ties|back|down|out|off|class|corners|my hair|the|some|him|her|them|carbs|sugar|costs|loose)"
+    r"|burn(?:ed|t)? (?:out|the|my (?:dinner|toast|food|tongue))"
+    r"|jump(?:ed|ing)? (?:at|on|in|into (?:the (?:pool|lake|conversation|deep end))|ship|rope|the gun|"
+    r"to (?:conclusions|it))"
+    r"|shoot(?:ing)? (?:hoops|pool|a (?:message|text|photo|video|email)|my shot|the breeze)"
+    r"|hang(?:ing)? (?:out|on|in there|up|with)|drop dead|pulling my hair out"
+    r"|die (?:my|her|his|their|your) hair|die it (?:pink|blue|red|purple|black)"
+    r"|dead to the world|cheat(?:ed|ing|s)? death|jump(?:ing|ed)? off the deep end|kms (?:lol|lmao|haha)|"
+    r"(?:calves|legs|feet|phone|battery|plant|plants|car|laptop|wifi|vibe|vibes|career|"
+    r"plan|dream|dreams|hopes|group chat|chat|conversation|joke|meme|show|series|party|band) "
+    r"(?:\w+ )?(?:is |are |was |were |just |literally )*(?:dying|dead|died))"
+)
+_DENY = re.compile(
+    r"\b(?:i'm not|i am not|not|never|nowhere near|far from|i don't|i'd never|i would never|i won't|i wouldn't|"
+    r"no (?:thoughts?|intention|intent|plans?|desire|wish|urges?|wanting|risk|danger|way i'd|way i would)|"
+    r"zero (?:thoughts?|intention|plans?|desire|urges?))\b(?:\W+\w+){0,5}?\W+(?:suicid\w*|self[- ]?harm\w*|"
+    r"going to (?:do|hurt|kill)|hurt\w* myself|kill\w* myself|harm\w* myself|want\w* to die|to die|in danger|"
+    r"at risk|unsafe|a danger|end (?:it|my life)|death|dying)"
+    r"|\b(?:suicidal|suicide|self[- ]?harm\w*)[,.]? (?:no|nope|never|not really|not at all)\b"
+)
+_DENY_BUT = re.compile(r"\b(?:but|except|yet|although|though)\b")
+#: "i can't promise i won't hurt myself" is not a denial.
+_DENY_HEDGE = re.compile(r"\b(?:promise|sure|know if|know whether|guarantee|trust myself)\W+$")
+_ACTIVITY = _rx(
+    r"climb\w*|bouldering|belay|abseil\w*|rappel\w*|sail\w*|boat|camping|hik\w*|trail|scenic|the view|views|"
+    r"photos?|pictures|tourist|sightseeing|bungee|skydiv\w*|parachute|diving|dive|swim(?:ming)? (?:lessons|"
+    r"practice|club|laps)|pool|beach|surf\w*|kayak\w*|fishing|hunt\w*|deer|range|target|clay|cook\w*|chopp\w*|"
+    r"kitchen|recipe|dinner|onions?|chef|bak\w*|steak|garden\w*|weeds?|lawn|hedge|rope ladder|tire swing|"
+    r"tyre swing|construction|scaffold\w*|roofer|roofing|electrician|commute|train (?:to|from|station|was|is)|"
+    r"late for|delayed|crossfit|gym|jump rope|skipping rope|parkour|trampoline|long jump|high jump|ski\w*|"
+    r"snowboard\w*|pest|rats?|mice|vet|put (?:down|to sleep)|euthanas\w*|headache|migraine|cramps|period|"
+    r"toothache|fever|flu|cold|prescribed|as directed|my dose|daily|every (?:morning|night|day)|refill\w*|"
+    r"pharmac\w*|side effects?|gp said|doctor said|my doctor|dosage|interact\w*|kid|toddler|child|the dog|"
+    r"the cat|grandma|nan|movers|moving|move|relocat\w*|abroad|emigrat\w*|retir\w*|new job|last day at"
+)
+
+
+def windows(text: str) -> list[tuple[int, str]]:
+    """(offset, window) pairs: sentences, long ones cut into overlapping word windows."""
+    out: list[tuple[int, str]] = []
+    pos = 0
+    for part in _SENT_SPLIT.split(text):
+        start = text.find(part, pos)
+        pos = start + len(part)
+        words = list(re.finditer(r"\S+", part))
+        if len(words) <= _WINDOW:
+            if part.strip():
+                out.append((start, part))
+            continue
+        for i in range(0, len(words) - _WINDOW // 2, _WINDOW // 2):
+            chunk = words[i : i + _WINDOW]
+            a, b = chunk[0].start(), chunk[-1].end()
+            out.append((start + a, part[a:b]))
+    return out
+
+
+_SENT_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
+_WINDOW = 24
+
+
+def _ev(win: str, *ms: re.Match[str] | None) -> str:
+    got = [m for m in ms if m is not None]
+    a = min(m.start() for m in got)
+    b = max(m.end() for m in got)
+    ev = win[a:b].strip(" ,.;:!?\"'")
+    return ev if len(ev) <= 80 else ev[:79] + "\u2026"
+
+
+_HYPERBOLE = re.compile(
+    r"\b(?:laugh\w*|embarrass\w*|mortif\w*|cringe\w*|hilarious|so funny|lmao|haha\w*|saw me trip)\b"
+)
+
+
+def _not_idiom(win: str, m: re.Match[str]) -> bool:
+    return _IDIOM.search(win, max(0, m.start() - 25), min(len(win), m.end() + 25)) is None
+
+
+def _not_hyperbole(win: str, m: re.Match[str]) -> bool:
+    """Bare death words ("i could just die") in an embarrassed or laughing sentence are hyperbole."""
+    if _ESCAPE.search(win) and re.search(r"come back|coming back|going back|forever|for good", m.group()):
+        return False  # "run away to a cabin and never come back"
+    return _not_idiom(win, m) and _HYPERBOLE.search(win) is None
+
+
+_ESCAPE = re.compile(r"\b(?:run|ran|running|move|moving|sail|travel\w*|escape) (?:away|off|abroad|to)\b")
+
+
+def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
+    """Every frame that fires in one window; ``ctx`` is the whole text (for guards that look wider), ``on``
+    the classes the gate lets run for it (the others cannot match)."""
+
+    def g(rx: re.Pattern[str]) -> re.Pattern[str]:
+        return rx if _NAME[id(rx)] in on else _NEVER
+
+    out: list[Finding] = []
+    add = out.append
+    activity = g(_ACTIVITY).search(win) is not None
+    grief = g(_GRIEF).search(ctx) is not None
+
+    selfdeath = next(
+        (
+            m
+            for m in g(_DEATH_SELF).finditer(win)
+            if _not_idiom(win, m) and _mine(win, m, True) and not _negated(win, m)
+        ),
+        None,
+    )
+    death = next((m for m in g(_DEATH).finditer(win) if _not_hyperbole(win, m) and _mine(win, m)), None)
+    if selfdeath is not None and g(_ACCIDENT).search(win) and not g(_DELIBERATE).search(win):
+        selfdeath = None  # "nearly killed myself falling off my bike"
+    act = next((m for m in g(_METHOD_ACT).finditer(win) if _not_idiom(win, m) and _mine(win, m)), None)
+    means = next((m for m in g(_MEANS).finditer(win) if _not_idiom(win, m)), None)
+    d = selfdeath or death
+    core = d or act  # something lethal about the user
+
+    want = next((m for m in g(_WANT).finditer(win) if not _negated(win, m) and _mine(win, m)), None)
+    think = next((m for m in g(_THINK).finditer(win) if not _negated(win, m)), None)
+    wish = next((m for m in g(_WISH).finditer(win) if not _negated(win, m)), None)
+    plan = g(_PLAN).search(win)
+    time = g(_TIME).search(win)
+
+    # attempt in progress or just made
+    qty = g(_DRUG_QTY).search(win)
+    taken = g(_TAKEN).search(win)
+    if qty and taken and _mine(win, taken) and not _negated(win, taken) and not (activity and not d):
+        add(Finding("attempt", "critical", _ev(win, taken, qty), "drug_quantity_taken"))
+    if taken and re.search(r"\b(?:overdose|od)\b", win) and _mine(win, taken) and not _negated(win, taken):
+        add(Finding("attempt", "critical", _ev(win, taken), "overdose_taken"))
+    edge = g(_ON_EDGE).search(win)
+    if edge and not activity and _mine(win, edge):
+        add(Finding("attempt", "critical", _ev(win, edge), "on_the_edge"))
+    if (act or means) and g(_DONE_NOW).search(win) and (d or g(_PREP_ACT).search(win)) and not activity:
+        add(Finding("attempt", "critical", _ev(win, act or means, d), "means_now"))
+
+    # questions about lethality
+    q = g(_LETHAL_Q).search(win)
+    if (
+        q
+        and not activity
+        and not grief
+        and (
+            act
+            or selfdeath
+            or (death and re.search(r"\b(?:die|dying|dead|death)\b", death.group()))
+            or (
+                means
+                and re.search(
+                    r"\b(?:yourself|myself|for me|kill|die|lethal|fatal|deadly|overdose|od|"
+                    r"surviv\w*|work|painless|sure)\b",
+                    win,
+                )
+            )
+        )
+    ):
+        add(Finding("method", "critical", _ev(win, q, act or d or means), "lethal_question"))
+
+    if core is not None and not _negated(win, core):
+        ev = (core,)
+        if plan and _mine(win, plan) and not _negated(win, plan):
+            add(Finding("plan", "critical", _ev(win, plan, *ev), "lethal_plan"))
+        if time and (want or plan) and (want or plan).start() < core.end():
+            add(Finding("plan", "critical", _ev(win, want or plan, *ev), "lethal_time"))
+        if want and want.start() < core.end():
+            intent = g(_INTENT).search(want.group()) is not None or (time is not None)
+            add(
+                Finding(
+                    "intent" if intent else "active_ideation",
+                    "critical" if intent else "high",
+                    _ev(win, want, *ev),
+                    "lethal_want",
+                )
+            )
+        if think and not grief:
+            add(Finding("method" if act else "active_ideation", "high", _ev(win, think, *ev), "lethal_thought"))
+        if wish and d is not None and not grief:
+            add(Finding("wish_dead", "high", _ev(win, wish, *ev), "death_wish"))
+        if selfdeath is not None and not out:
+            add(Finding("active_ideation", "high", _ev(win, selfdeath), "death_self"))
+        if act and g(_ACQUIRED).search(win):
+            add(Finding("preparatory", "critical", _ev(win, act), "method_ready"))
+
+    # means acquired or at hand, preparatory acts
+    if means and not activity and not grief:
+        at_hand = g(_AT_HAND).search(win)
+        acquired = g(_ACQUIRED).search(win)
+        if at_hand and (
+            core
+            or g(_PREP_ACT).search(win)
+            or time
+            or re.search(
+                r"\b(?:keep|staring|holding|alone "
+                r"with|loaded)\b",
+                at_hand.group(),
+            )
+        ):
+            add(Finding("preparatory", "critical", _ev(win, means, at_hand), "means_at_hand"))
+        elif acquired and (
+            core
+            or time
+            or g(_PREP_ACT).search(win)
+            or re.search(
+                r"\b(?:stockpil|hoard|stash|saved|"
+                r"saving|collect)",
+                win,
+            )
+        ):
+            add(Finding("preparatory", "critical", _ev(win, acquired, means), "means_acquired"))
+        if (time or plan) and (act or g(_DRUG_QTY).search(win)) and g(_FIRST).search(win):
+            add(Finding("plan", "critical", _ev(win, time or plan, means), "means_time"))
+    prep = g(_PREP_ACT).search(win)
+    if (
+        prep
+        and not grief
+        and not _negated(win, prep)
+        and _mine(win, prep, True)
+        and not re.search(
+            r"\b(?:moving|move|moved|trip|travel\w*|abroad|leaving for|new job|graduat\w*|relocat\w*|deploy\w*|"
+            r"holiday|vacation|declutter\w*|charity|donat\w*|garage sale|yard sale|retire\w*|outgrown|upgrad\w*|"
+            r"emigrat\w*|university|uni|college|last day|cover letter|thank you|thank-you|baby|wedding|"
+            r"goodbye to (?:my|the|our) (?:\w+ )?(?:home|house|flat|apartment|job|school|city|town|office|car|team|"
+            r"colleagues|classmates|students))\b",
+            ctx,
+        )
+    ):
+        add(Finding("preparatory", "critical", _ev(win, prep), "preparatory_act"))
+
+    # history of attempts
+    hist = g(_HISTORY).search(win)
+    if hist and not grief and _mine(win, hist, True):
+        again = g(_AGAIN).search(win, hist.end()) or g(_AGAIN).search(win, 0, hist.start())
+        add(Finding("history", "high", _ev(win, hist), "history_now" if again else "history"))
+
+    # wish to be dead without a death word of its own: hopelessness about living on
+    if (
+        d is not None
+        and wish is None
+        and want is None
+        and think is None
+        and not grief
+        and not out
+        and re.search(
+            r"tired of|sick of|burden|put up with me|worry about me|won't|wont|never|not be|"
+            r"no longer|me gone|without me|born|wasn't|weren't|not here|future|way forward|tomorrow|point",
+            d.group(),
+        )
+    ):
+        add(Finding("wish_dead", "high", _ev(win, d), "not_being"))
+
+    # non-suicidal self-harm
+    sh = g(_SH_ACT).search(win)
+    deliberate = r"on purpose|deliberately|to feel|punish|urge|relaps|deserve|cope|accidentally'|'accidentally"
+    if (
+        sh
+        and _not_idiom(win, sh)
+        and not _negated(win, sh)
+        and _mine(win, sh, True)
+        and (not g(_SH_GUARD).search(ctx) or re.search(deliberate, win))
+    ):
+        add(Finding("nssi", "high", _ev(win, sh), "self_harm"))
+    return out
+
+
+def _denied(win: str) -> bool:
+    deny = _DENY.search(win)
+    if deny is None or _DENY_HEDGE.search(win[max(0, deny.start() - 30) : deny.start()]):
+        return False
+    return not _DENY_BUT.search(win, deny.end())
+
+
+def _story(win: str) -> bool:
+    return _MEDIA.search(win) is not None and not re.search(
+        r"\bi(?:'m| am|'ve| have)? (?:going to|want|will|planning)\b|\bkms\b|\bkys\b|kill(?:ing)? myself", win
+    )
+
+
+@lru_cache(maxsize=4096)
+def guarded_windows(text: str) -> tuple[str, ...]:
+    """The windows of ``text`` that may carry a finding: not about media or coursework, not a denial,
+    and not the sentence right after a denial ("i'm not self-harming. the marks are eczema")."""
+    out: list[str] = []
+    after_denial = False
+    on = gate(text)
+    deny, story = "_DENY" in on, "_MEDIA" in on
+    for _, win in windows(text):
+        denied = deny and _denied(win)
+        if not (denied or after_denial or (story and _story(win))):
+            out.append(win)
+        after_denial = denied
+    return tuple(out)
+
+
+def phrase_allowed(text: str, evidence: str, cssrs: str) -> bool:
+    """Apply the concept layer's window guards to a phrase-rule hit (its evidence must sit in a kept window)."""
+    wins = [w for w in guarded_windows(text) if evidence in w]
+    if not wins:
+        return False
+    if cssrs == "preparatory" and _GRIEF.search(text):
+        return False
+    return not (
+        cssrs == "nssi"
+        and _SH_GUARD.search(text)
+        and not re.search(
+            r"on purpose|deliberately|to feel|"
+            r"punish|urge|relaps|deserve|cope",
+            text,
+        )
+    )
+
+
+@lru_cache(maxsize=4096)
+def concept_findings(text: str) -> tuple[Finding, ...]:
+    """Findings over the normalised ``text``: at most one per C-SSRS category, the most severe, earliest first."""
+    best: dict[str, Finding] = {}
+    rank = {"high": 1, "critical": 2}
+    on = gate(text)
+    if not anchored(text, on):
+        return ()
+    for win in guarded_windows(text):
+        for f in _frames(win, text, on):
+            cur = best.get(f.cssrs)
+            if cur is None or rank[f.severity] > rank[cur.severity]:
+                best[f.cssrs] = f
+    order = {c: i for i, c in enumerate(CSSRS_CATEGORIES)}
+    return tuple(sorted(best.values(), key=lambda f: order[f.cssrs]))
+
+
+# -- risk built across turns ----------------------------------------------------------------------------
+# Each user turn leaves coarse cue tags in the conversation's state; a turn completes a conversation
+# finding when, together with the earlier turns' tags, the conversation holds means or a place or a
+# farewell act, and a second, different cue (readiness, being alone, another of the first three).
+# A turn that explains itself as an activity or a move (hiking, a new job abroad) leaves a "benign" tag
+# that stops the cue types it explains from counting for the rest of the conversation.
+_CUE_PLACE = re.compile(
+    r"\b(?:i'm|im|i am|standing|sitting|here|up here|at|on)\b(?: \w+){0,3}? (?:at|on|by|near|up on|on top of) "
+    r"(?:the|my|this) (?:\w+ )?(?:bridge|roof|rooftop|cliffs?|ledge|tracks|railway|river|quarry|edge|top floor|"
+    r"car park|multi-?storey|overpass|lake|sea|pier|balcony|tower)\b"
+)
+_CUE_READY = re.compile(
+    r"\b(?:i'm|im|i am|i feel|feel|finally) (?:\w+ )?(?:ready|calm|at peace)\b|\btill i'm ready\b|"
+    r"\b(?:it'll|it will|everything will|all) be (?:quiet|over|done|peaceful) soon\b|\btonight's the night\b|"
+    r"\bmade (?:my )?peace\b|\bmade my (?:choice|decision)\b|\bmind'?s made up\b|"
+    r"\b(?:won't|wont|will not) be (?:here|around)\b|\bwant (?:it all|everything|it) to (?:stop|end)\b|"
+    r"\bnothing left to (?:sort|do|say|fix)\b|\blast time i'll\b|\bthis is the last\b|"
+    r"\b(?:tell|let) (?:my|her|him|them) (?:\w+ )?(?:i'm sorry|sorry|i love)\b|\bno one will have to\b|"
+    r"\bnobody will have to\b|\bdon't (?:want|need) (?:anyone|anybody) to (?:worry|find|come)\b"
+)
+_CUE_ALONE = re.compile(
+    r"\b(?:nobody's|no one's|nobody is|no one is|everyone's|everyone is) (?:\w+ )?(?:home|here|around|"
+    r"out|away)\b|\b(?:at their|at his|at her|away (?:for|till|until)|out (?:for|till|until))\b(?: \w+){0,3}?"
+    r" (?:weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|night|tomorrow|week)\b|"
+    r"\bhouse (?:to myself|is empty)\b|\bnobody around\b|\bno one around\b"
+)
+_CUE_BENIGN_ACT = _ACTIVITY
+_CUE_BENIGN_MOVE = _rx(
+    r"moving|move|moved|relocat\w*|abroad|emigrat\w*|new job|new flat|new house|new city|new country|retir\w*|"
+    r"retreat|holiday|vacation|trip|travel\w*|last day at|last shift|leaving do|graduat\w*|off to uni|"
+    r"photography|meetup|wedding|party|festival|concert|vet|put (?:down|to sleep)"
+)
+
+
+_CUE_KEPT = re.compile(r"\b(?:keeping|kept|saving|taped|tape|sealed|got|out of the shed|picked up|bags?)\b")
+_CUE_HOARD = re.compile(
+    r"\b(?:been|i'm|started) (?:keeping|saving|hoarding|stockpiling|collecting) (?:them|it|those|these)\b"
+)
+_CUE_HERE = re.compile(r"\b(?:now|right now|up here|here|tonight|at the|on the|by the)\b")
+_CUE_FAREWELL = re.compile(
+    r"\b(?:paid off|cancell?ed my|sorted (?:everything|it all|out everything)|found (?:a|her|him|them) "
+    r"(?:a )?(?:good |new )?home|look in on|spare key|thanks for (?:all|everything)|"
+    r"(?:letters?|notes?) (?:for|to)|taped up|everything's (?:tidy|sorted|in order)|clean up after me|"
+    r"deal with my (?:mess|stuff))\b"
+)
+
+
+@lru_cache(maxsize=4096)
+def turn_cues(text: str) -> frozenset[str]:
+    """Cue tags of one normalised user turn, for conversation-level risk (see :func:`conversation_finding`)."""
+    on = gate(text)
+
+    def g(rx: re.Pattern[str]) -> re.Pattern[str]:
+        return rx if _NAME[id(rx)] in on else _NEVER
+
+    cues: set[str] = set()
+    if not any(name in on and _CLASSES[name].search(text) for name in _CUE_ANCHORS):
+        return frozenset()  # nothing a cue could come from (benign tags too: they only qualify cues)
+    if g(_CUE_BENIGN_ACT).search(text):
+        cues.add("benign_activity")
+    if g(_CUE_BENIGN_MOVE).search(text):
+        cues.add("benign_move")
+    for win in guarded_windows(text):
+        if g(_MEANS).search(win) and (g(_ACQUIRED).search(win) or g(_AT_HAND).search(win) or g(_CUE_KEPT).search(win)):
+            cues.add("means")
+        if g(_CUE_HOARD).search(win):
+            cues.add("means")
+        if g(_CUE_PLACE).search(win) and g(_CUE_HERE).search(win):
+            cues.add("place")
+        if g(_PREP_ACT).search(win) or g(_CUE_FAREWELL).search(win):
+            cues.add("farewell")
+        if g(_CUE_READY).search(win):
+            cues.add("ready")
+        if g(_CUE_ALONE).search(win):
+            cues.add("alone")
+        if g(_DEATH).search(win) or g(_DEATH_SELF).search(win) or g(_HOPELESS_CUE).search(win):
+            cues.add("hopeless")
+    return frozenset(cues)
+
+
+_HOPELESS_CUE = re.compile(
+    r"\b(?:no (?:future|point|way out)|can't (?:go on|do this anymore|take (?:it|this) anymore)|"
+    r"(?:such a|a) burden|better off without me|nothing left)\b"
+)
+_ANCHORS = {"means", "place", "farewell"}
+_SECOND = {"means", "place", "farewell", "ready", "alone", "hopeless"}
+
+
+def conversation_finding(prior: frozenset[str], current: frozenset[str]) -> Finding | None:
+    """A finding when this turn completes risk built across the conversation's user turns, else None."""
+    cues = prior | current
+    live = set(cues)
+    if "benign_activity" in cues:
+        live -= {"means", "place"}
+    if "benign_move" in cues:
+        live -= {"farewell", "ready", "alone"}
+    live &= _SECOND
+    new = (current & live) - ({"hopeless"} if "hopeless" in prior else set())
+    if not new or not (live & _ANCHORS) or len(live) < 2:
+        return None
+    if not live & prior:  # every cue comes from this turn: the single-turn detector's business
+        return None
+    return Finding("preparatory", "critical", "across turns: " + ", ".join(sorted(live)), "conversation")
+
+
+#: Concept classes whose presence (and pairwise co-presence) the learned model takes as features: what
+#: the frames combine by hand, the model weighs from examples.
+CONCEPTS: dict[str, re.Pattern[str]] = {
+    "death_self": _DEATH_SELF,
+    "death": _DEATH,
+    "method_act": _METHOD_ACT,
+    "means": _MEANS,
+    "wish": _WISH,
+    "want": _WANT,
+    "think": _THINK,
+    "plan": _PLAN,
+    "time": _TIME,
+    "acquired": _ACQUIRED,
+    "at_hand": _AT_HAND,
+    "prep_act": _PREP_ACT,
+    "lethal_q": _LETHAL_Q,
+    "self_harm": _SH_ACT,
+    "history": _HISTORY,
+    "again": _AGAIN,
+    "media": _MEDIA,
+    "grief": _GRIEF,
+    "idiom": _IDIOM,
+    "deny": _DENY,
+    "activity": _ACTIVITY,
+    "first_person": _FIRST,
+    "third_person": _THIRD,
+    "on_edge": _ON_EDGE,
+    "drug_qty": _DRUG_QTY,
+    "taken": _TAKEN,
+    "done_now": _DONE_NOW,
+    "ready": _CUE_READY,
+    "place": _CUE_PLACE,
+    "hopeless": _HOPELESS_CUE,
+    "sh_guard": _SH_GUARD,
+}
+
+
+# -- the gate (see ._gate): which classes can match a text, from one trie scan --------------------------
+_CLASSES: dict[str, re.Pattern[str]] = {
+    name: rx for name, rx in list(globals().items()) if name.startswith("_") and isinstance(rx, re.Pattern)
+}
+_NAME: dict[int, str] = {id(rx): name for name, rx in _CLASSES.items()}
+_GATE = Gate(_CLASSES)
+_NEVER = re.compile(r"(?!)")
+#: Classes at least one of which every frame needs; a text with none of them has no finding.
+_ANCHOR_CLASSES: tuple[str, ...] = (
+    "_DEATH_SELF", "_DEATH", "_METHOD_ACT", "_MEANS", "_DRUG_QTY", "_ON_EDGE", "_PREP_ACT", "_HISTORY", "_SH_ACT",
+)  # fmt: skip
+
+
+#: Classes one of which any cue needs.
+_CUE_ANCHORS: tuple[str, ...] = (
+    "_MEANS", "_CUE_HOARD", "_CUE_PLACE", "_PREP_ACT", "_CUE_FAREWELL", "_CUE_READY", "_CUE_ALONE", "_DEATH",
+    "_DEATH_SELF", "_HOPELESS_CUE",
+)  # fmt: skip
+
+
+@lru_cache(maxsize=4096)
+def gate(text: str) -> frozenset[str]:
+    """The classes that may match ``text`` (a normalised text); cached: the frames, the windows' guards, the
+    turn's cues and the model's features all ask for the same text."""
+    return _GATE.classes(text)
+
+
+def anchored(text: str, on: frozenset[str] | None = None) -> bool:
+    """Whether ``text`` holds a match of an anchor class (cheap: gated, stops at the first)."""
+    on = gate(text) if on is None else on
+    return any(name in on and _CLASSES[name].search(text) for name in _ANCHOR_CLASSES)
+
+
+def concept_class_names() -> dict[str, str]:
+    """Model feature name -> gate class name of each entry of :data:`CONCEPTS`."""
+    return {feat: _NAME[id(rx)] for feat, rx in CONCEPTS.items()}
