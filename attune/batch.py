@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -20,6 +20,7 @@ from schemas import (
     Limits,
     Message,
     OutputRecord,
+    SafetyAlert,
     TurnJudgment,
     dead_letter,
     encode,
@@ -110,6 +111,29 @@ def evaluate_items(items: Iterable[Item], out, summary: Summary, err: Console, e
     return rejected
 
 
+def _screen_jobs(conv: Conversation, records: list[OutputRecord], tier: JudgeTier) -> list[Any]:
+    """LLM crisis screens for the user turns the cheap tier rated possible risk (model only) or could not
+    read, as in the stream (``streams.judging.needs_screen``)."""
+    flagged = sorted(
+        {
+            r.turn_index
+            for r in records
+            if isinstance(r, SafetyAlert)
+            and r.turn_index is not None
+            and (
+                r.alert_type == "crisis_not_covered" or (r.alert_type == "crisis_disclosure" and r.detector == "model")
+            )
+        }
+    )
+    turns = conv.as_turns()
+    jobs = []
+    for idx in flagged:
+        earlier = [Message(role=t.role, text=t.text, turn_index=t.turn_index) for t in turns if t.turn_index < idx]
+        text = next(t.text for t in turns if t.turn_index == idx)
+        jobs.append(tier.screen_user_turn(conv.conversation_id, idx, text, earlier[-4:]))
+    return jobs
+
+
 async def judge_items(
     items: Iterable[Item],
     out,
@@ -132,6 +156,7 @@ async def judge_items(
         async with sem:
             records: list[OutputRecord] = list(evaluate_conversation(conv, evaluator))
             turn_jobs = [tier.judge_turn(ex, metrics) for ex in exchanges_of(conv)] if metrics != [] else []
+            turn_jobs += _screen_jobs(conv, records, tier)
             turns = [t for ts in await asyncio.gather(*turn_jobs) for t in ts]
             indexed = [(t.turn_index, Message(role=t.role, text=t.text)) for t in conv.as_turns()]
             checklist = await tier.judge_conversation(conv.conversation_id, indexed, conv.context)

@@ -15,7 +15,7 @@ from ._common import ConversationId, Record, TurnIndex, stable_id
 from ._inputs import Message, TurnContext
 from ._outputs import CloseReason, utcnow
 
-JobType = Literal["turn", "checklist"]
+JobType = Literal["turn", "checklist", "crisis_screen"]
 
 
 def judge_job_id(job_type: JobType, conversation_id: str, turn_index: int | None) -> str:
@@ -28,15 +28,19 @@ class JudgeJob(Record):
 
     ``turn``: judge one sampled assistant reply; ``messages`` are the earlier messages then the reply
     (last), each with its ``turn_index``. ``checklist``: the seed-001 checklist of a closed conversation;
-    ``messages`` are all its messages in order. Outputs: ``turn_judgment`` records or the LLM
-    ``conversation_score``, plus ``judge_unsafe`` alerts.
+    ``messages`` are all its messages in order. ``crisis_screen``: a second opinion on one USER turn the
+    inline crisis detector rated possible risk or could not read; ``messages`` are a few earlier messages
+    then that turn (last). Outputs: ``turn_judgment`` records or the LLM ``conversation_score``, plus
+    ``judge_unsafe`` alerts; a crisis screen may add a ``crisis_disclosure`` alert (detector ``llm``).
     """
 
     kind: Literal["judge_job"] = "judge_job"
     job_id: str
     job_type: JobType
     conversation_id: ConversationId
-    turn_index: TurnIndex | None = Field(default=None, description="The judged assistant turn (turn jobs).")
+    turn_index: TurnIndex | None = Field(
+        default=None, description="The judged assistant turn (turn jobs) or screened user turn (crisis_screen)."
+    )
     messages: list[Message] = Field(min_length=1)
     context: TurnContext | None = None
     close_reason: CloseReason | None = Field(default=None, description="Checklist jobs: why the conversation closed.")

@@ -149,6 +149,9 @@ CloseHook = Callable[[ClosedConversation], Iterable[Outbound]]
 #: Called for every assistant turn scored in order, with its Exchange and whether it raised or answers
 #: an alert (the judge tier samples turns here; it returns jobs, it never judges inline).
 TurnHook = Callable[[Any, bool], Iterable[Outbound]]
+#: Called for every user turn on arrival with (conversation_id, turn_index, text, earlier messages in order,
+#: the evaluator's UserTurnResult): the crisis screen takes possible-risk turns here, as jobs, never inline.
+UserHook = Callable[[str, int, str, Sequence[Message], Any], Iterable[Outbound]]
 
 
 @dataclass(slots=True)
@@ -297,9 +300,11 @@ class TurnProcessor:
         close_hooks: Sequence[CloseHook] = (),
         limits: Limits = DEFAULT_LIMITS,
         turn_hooks: Sequence[TurnHook] = (),
+        user_hooks: Sequence[UserHook] = (),
     ) -> None:
         self.ev = evaluator
         self.turn_hooks = list(turn_hooks)
+        self.user_hooks = list(user_hooks)
         self.store = store
         self.limits = limits
         self.timeouts = timeouts or Timeouts()
@@ -411,6 +416,7 @@ class TurnProcessor:
                 [FieldError(loc="turn_index", msg=f"conversation already has {n} turns, limit {limit}")],
             )
         alerts = []
+        ures: Any = None
         entry: dict[str, Any] = {"r": turn.role, "t": turn.text}
         if turn.role == "user":
             res.stats.user_turns += 1
@@ -441,6 +447,10 @@ class TurnProcessor:
             meta["end"] = {"r": "end_flag", "last": idx}
         self._emit(res, alerts)
         hist = self._hist(cid, meta)
+        if turn.role == "user" and self.user_hooks:
+            earlier = [m for i, m in hist.messages if i < idx][-4:]
+            for user_hook in self.user_hooks:
+                res.outputs.extend(user_hook(cid, idx, turn.text, earlier, ures))
         if hist.context is None and turn.context is not None:
             hist.context = turn.context
         if idx <= meta["done"] or idx == meta["done"] + 1:

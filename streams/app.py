@@ -266,14 +266,16 @@ def create_app(
         tables[name] = table
     store = FaustStore(tables[TURN_TABLE], tables[META_TABLE])
     turn_hooks: list[Any] = []
+    user_hooks: list[Any] = []
     if settings.judging:  # LLM judges: jobs out of this agent, run by the judge agent (streams.judging)
         from .judging import install
 
         emitter, _ = install(app, settings)
         turn_hooks.append(emitter.on_turn)
+        user_hooks.append(emitter.on_user)
         METRICS.watch_judge_stats(lambda: emitter.tier.stats)
         close_hooks = [*close_hooks, emitter.on_close]
-    processor = TurnProcessor(evaluator, store, settings.timeouts, close_hooks, settings.limits, turn_hooks)
+    processor = TurnProcessor(evaluator, store, settings.timeouts, close_hooks, settings.limits, turn_hooks, user_hooks)
     rt = Runtime(app, processor, store, settings)
 
     if settings.naive:

@@ -99,6 +99,24 @@ def checklist_job(closed: ClosedConversation) -> JudgeJob:
     )
 
 
+def screen_job(conversation_id: str, turn_index: int, text: str, earlier: Sequence[Message]) -> JudgeJob:
+    """The job asking the LLM crisis screen about one user turn (a few earlier messages, then the turn)."""
+    user = Message(role="user", text=text, turn_index=turn_index)
+    return JudgeJob(
+        job_id=judge_job_id("crisis_screen", conversation_id, turn_index),
+        job_type="crisis_screen",
+        conversation_id=conversation_id,
+        turn_index=turn_index,
+        messages=[*earlier, user],
+    )
+
+
+def needs_screen(ures: Any) -> bool:
+    """A user turn goes to the LLM crisis screen when only the model flagged it (possible risk) or the
+    detector does not cover its language; rule findings are alerted already and need no opinion."""
+    return ures.detector == "model" or not ures.covered
+
+
 def exchange_of(job: JudgeJob) -> Exchange:
     """Rebuild the :class:`Exchange` of a turn job (the inverse of :func:`turn_job`)."""
     from scorers import exchange_for
@@ -128,12 +146,19 @@ class JobEmitter:
         self.max_job_bytes = max_job_bytes
         self.turn_jobs = 0
         self.checklist_jobs = 0
+        self.screen_jobs = 0
 
     def on_turn(self, ex: Exchange, alert: bool) -> list[Outbound]:
         if not self.tier.should_judge_turn(ex.conversation_id, ex.turn_index, alert=alert):
             return []
         self.turn_jobs += 1
         return [self._job(turn_job(ex))]
+
+    def on_user(self, cid: str, idx: int, text: str, earlier: Sequence[Message], ures: Any) -> list[Outbound]:
+        if not needs_screen(ures):
+            return []
+        self.screen_jobs += 1
+        return [self._job(screen_job(cid, idx, text, earlier))]
 
     def on_close(self, closed: ClosedConversation) -> list[Outbound]:
         job = checklist_job(closed)
@@ -159,6 +184,10 @@ async def run_job(tier: JudgeTier, job: JudgeJob) -> list[OutputRecord]:
     records for every outcome.
     """
     judged: list[Any]
+    if job.job_type == "crisis_screen":
+        *earlier, user = job.messages
+        idx = job.turn_index if job.turn_index is not None else len(earlier)
+        return list(await tier.screen_user_turn(job.conversation_id, idx, user.text, earlier))
     if job.job_type == "turn":
         judged = await tier.judge_turn(exchange_of(job))
     else:
@@ -175,6 +204,24 @@ def error_records(tier: JudgeTier, job: JudgeJob, cause: str) -> list[OutputReco
     item is reported with the cause, and a checklist ERROR fails the safety gate (with its alert)."""
     if job.job_type == "checklist":
         return _checklist_error(tier, job, cause)
+    if job.job_type == "crisis_screen":
+        from scorers.judges.metrics.crisis_screen import RUBRIC as SCREEN_RUBRIC
+
+        idx = job.turn_index if job.turn_index is not None else len(job.messages) - 1
+        judge = tier.config.route("crisis_screen")
+        ex = Exchange(conversation_id=job.conversation_id, turn_index=idx, user_text=job.messages[-1].text, response="")
+        return [
+            TurnJudgment(
+                record_id=_turn_record_id(ex, "crisis_screen", SCREEN_RUBRIC.tag, judge),
+                conversation_id=job.conversation_id,
+                turn_index=idx,
+                metric="crisis_screen",
+                rubric=SCREEN_RUBRIC,
+                judge=judge,
+                status="error",
+                error=cause,
+            )
+        ]
     ex = exchange_of(job)
     recs: list[Any] = []
     for name in tier.config.turn_metrics:

@@ -110,6 +110,7 @@ DEFAULT_ROUTES: dict[str, str] = {
     "turn_rubric": "openai:gpt-4o-mini",
     "checklist": "openai:gpt-4o-mini",
     "voice_judge": "openai:gpt-4o-mini",
+    "crisis_screen": "openai:gpt-4o-mini",  # issue #12: second opinion on possible-risk user turns
 }
 
 #: USD per million tokens, list prices at the time of writing; edit in TOML when they change.

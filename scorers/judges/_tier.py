@@ -33,7 +33,7 @@ from scorers.redact import redact_exchange, redact_messages
 from ._cache import ResultCache
 from ._config import LOCAL_EMBEDDINGS, JudgeConfig, load_config
 from ._engine import EngineStats, JudgeEngine, Outcome
-from .metrics import ALL_TURN_METRICS, TURN_METRICS
+from .metrics import ALL_TURN_METRICS, TURN_METRICS, crisis_screen
 from .metrics._base import parse_json
 from .metrics.checklist import (
     JUDGE_RUBRIC,
@@ -217,6 +217,55 @@ class JudgeTier:
             prompt_hash=prompt_hash,
             usage=usage or Usage(),
         )
+
+    # -- crisis screen (issue #12) ---------------------------------------------------------------------
+    async def screen_user_turn(
+        self, conversation_id: str, turn_index: int, text: str, earlier: Sequence[Message] = ()
+    ) -> list[TurnJudgment | SafetyAlert]:
+        """Second opinion on a USER turn the inline detector rated possible risk or could not read.
+
+        Returns the ``crisis_screen`` judgment (``status="error"`` with its cause on failure) and, when the
+        judge says high or critical, a ``crisis_disclosure`` alert of its own id (detector ``llm``). The
+        judge can raise or confirm, never withdraw: it has no way to touch the inline alert.
+        """
+        judge = self.config.route("crisis_screen")
+        user = Message(role="user", text=text, turn_index=turn_index)
+        shown = [*earlier, user]
+        if self._redacts(judge):
+            shown = redact_messages(shown, None)
+        prompt = crisis_screen.screen_prompt(shown[-1].text, shown[:-1])
+        out: Outcome[Any] = await self.engine.run(judge, crisis_screen.RUBRIC.tag, prompt, crisis_screen.parse)
+        ex = Exchange(conversation_id=conversation_id, turn_index=turn_index, user_text=text, response="")
+        if not out.ok:
+            return [
+                self._turn_record(
+                    ex, "crisis_screen", crisis_screen.RUBRIC, judge, "error", error=out.error,
+                    prompt_hash=out.prompt_hash, usage=out.usage,
+                )
+            ]  # fmt: skip
+        v: crisis_screen.CrisisScreenJudgment = out.value
+        rec = self._turn_record(
+            ex, "crisis_screen", crisis_screen.RUBRIC, judge, "ok", None, v.model_dump(mode="json"),
+            f"risk={v.risk}", prompt_hash=out.prompt_hash, usage=out.usage,
+        )  # fmt: skip
+        if v.risk not in ("high", "critical"):
+            return [rec]
+        cssrs = None if v.cssrs_category == "none" else v.cssrs_category
+        alert = SafetyAlert(
+            alert_id=stable_id("alert", conversation_id, turn_index, "crisis_screen"),
+            conversation_id=conversation_id,
+            turn_index=turn_index,
+            alert_type="crisis_disclosure",
+            severity=v.risk,
+            categories=[cssrs or "llm_screen"],
+            evidence=(v.evidence or "LLM crisis screen")[:200],
+            source=judge,
+            rubric=crisis_screen.RUBRIC,
+            cssrs_category=cssrs,
+            detector="llm",
+            detector_version=crisis_screen.RUBRIC.tag,
+        )
+        return [rec, alert]
 
     # -- per conversation -----------------------------------------------------------------------------
     async def judge_conversation(

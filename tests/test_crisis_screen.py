@@ -1,0 +1,113 @@
+"""The LLM crisis screen (issue #12): possible-risk and uncovered user turns get a second opinion through
+the judge tier; it can raise or confirm an alert, never withdraw one, and a failure is a judge ERROR."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import orjson
+import pytest
+from test_judge_client import config
+
+import scorers
+from attune.testing import FakeJudgeServer
+from schemas import Conversation, JudgeJob, Message, SafetyAlert, TurnJudgment, decode_output
+from schemas.topics import JUDGE_JOBS, TURNS
+from scorers.judges import JudgeTier
+from streams import DictStore, Inbound, TurnProcessor
+from streams.judging import JobEmitter, run_job
+
+#: Rated possible risk by the model alone (no rule fires): what the screen is for. Checked below.
+POSSIBLE = "heading to the bridge at midnight"
+
+
+@pytest.fixture
+async def srv() -> AsyncIterator[FakeJudgeServer]:
+    async with FakeJudgeServer() as server:
+        yield server
+
+
+def test_the_example_is_model_only() -> None:
+    res = scorers.Evaluator().on_user_turn("c", 0, POSSIBLE)
+    assert res.detector == "model" and not res.crisis
+
+
+async def test_screen_raises_an_alert_of_its_own(srv: FakeJudgeServer) -> None:
+    srv.answer(POSSIBLE, {"risk": "critical", "cssrs_category": "plan", "evidence": "bridge at midnight"})
+    async with JudgeTier(config(srv)) as tier:
+        recs = await tier.screen_user_turn("c1", 4, POSSIBLE, [Message(role="user", text="i'm done")])
+    judgment = next(r for r in recs if isinstance(r, TurnJudgment))
+    alert = next(r for r in recs if isinstance(r, SafetyAlert))
+    assert judgment.metric == "crisis_screen" and judgment.status == "ok" and judgment.turn_index == 4
+    assert alert.alert_type == "crisis_disclosure" and alert.detector == "llm" and alert.severity == "critical"
+    assert alert.cssrs_category == "plan" and alert.source == "fake:judge-1"
+    inline = scorers.Evaluator().on_user_turn("c1", 4, POSSIBLE).alerts[0]
+    assert alert.alert_id != inline.alert_id  # a record of its own: it cannot replace the inline alert
+    assert POSSIBLE in srv.requests[-1].user  # the judge was shown the turn
+
+
+@pytest.mark.parametrize("risk", ["none", "possible"])
+async def test_a_lenient_screen_withdraws_nothing(srv: FakeJudgeServer, risk: str) -> None:
+    srv.answer(POSSIBLE, {"risk": risk, "cssrs_category": "none", "evidence": ""})
+    async with JudgeTier(config(srv)) as tier:
+        recs = await tier.screen_user_turn("c1", 4, POSSIBLE)
+    assert [type(r) for r in recs] == [TurnJudgment]  # a judgment only: no alert, no all-clear record
+    assert recs[0].details["risk"] == risk
+
+
+async def test_screen_failure_is_an_error_not_an_alert(srv: FakeJudgeServer) -> None:
+    srv.inject("500", times=10)
+    async with JudgeTier(config(srv, max_retries=1)) as tier:
+        recs = await tier.screen_user_turn("c1", 4, POSSIBLE)
+    assert len(recs) == 1 and isinstance(recs[0], TurnJudgment)
+    assert recs[0].status == "error" and recs[0].error
+
+
+async def test_stream_emits_screen_jobs_for_possible_and_uncovered_turns(srv: FakeJudgeServer) -> None:
+    srv.answer(POSSIBLE, {"risk": "high", "cssrs_category": "active_ideation", "evidence": "bridge"})
+    async with JudgeTier(config(srv)) as tier:
+        emitter = JobEmitter(tier)
+        proc = TurnProcessor(scorers.Evaluator(), DictStore(), user_hooks=[emitter.on_user])
+        turns = [
+            {"conversation_id": "s", "turn_index": 0, "role": "user", "text": "hi, rough week"},
+            {"conversation_id": "s", "turn_index": 1, "role": "assistant", "text": "I'm sorry. What happened?"},
+            {"conversation_id": "s", "turn_index": 2, "role": "user", "text": POSSIBLE},
+            {"conversation_id": "s", "turn_index": 3, "role": "user", "text": "quiero morir, ya no aguanto más"},
+            {"conversation_id": "s", "turn_index": 4, "role": "user", "text": "I want to kill myself"},
+        ]
+        items = [Inbound(TURNS.name, 0, i, b"s", orjson.dumps(t)) for i, t in enumerate(turns)]
+        res = proc.process(items, 1000.0)
+        jobs = [JudgeJob.model_validate_json(o.value) for o in res.outputs if o.topic == JUDGE_JOBS.name]
+        # the model-only turn and the Spanish one; the rule finding needs no second opinion
+        assert sorted(j.turn_index for j in jobs) == [2, 3]
+        assert all(j.job_type == "crisis_screen" for j in jobs)
+        first = next(j for j in jobs if j.turn_index == 2)
+        assert [m.text for m in first.messages] == ["hi, rough week", "I'm sorry. What happened?", POSSIBLE]
+        recs = await run_job(tier, first)
+    assert any(isinstance(r, SafetyAlert) and r.detector == "llm" for r in recs)
+    assert any(isinstance(r, TurnJudgment) and r.metric == "crisis_screen" for r in recs)
+    for r in recs:
+        decode_output(r.model_dump_json().encode())
+
+
+async def test_batch_screens_possible_turns(srv: FakeJudgeServer) -> None:
+    from attune.batch import _screen_jobs
+
+    srv.answer(POSSIBLE, {"risk": "high", "cssrs_category": "wish_dead", "evidence": "bridge"})
+    conv = Conversation.model_validate(
+        {
+            "conversation_id": "b",
+            "turns": [
+                {"role": "user", "text": POSSIBLE},
+                {"role": "assistant", "text": "Oh, what's at the bridge?"},
+                {"role": "user", "text": "I want to kill myself"},
+                {"role": "assistant", "text": "I'm here. Please call 988 now."},
+            ],
+        }
+    )
+    records = scorers.evaluate_conversation(conv)
+    async with JudgeTier(config(srv)) as tier:
+        jobs = _screen_jobs(conv, records, tier)
+        assert len(jobs) == 1  # only the model-only turn
+        out = await jobs[0]
+    assert any(isinstance(r, SafetyAlert) and r.detector == "llm" and r.turn_index == 0 for r in out)
