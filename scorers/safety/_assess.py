@@ -29,6 +29,9 @@ from ._crisis import rule_findings
 from ._model import crisis_probability, model
 from ._normalise import normalise
 
+_FAREWELL_FRAMES = frozenset(
+    {"preparatory_act", "phrase:suicidal_ideation_direct", "phrase:suicidal_ideation_indirect"}
+)
 #: Bumped when rules, frames or the model change; carried in every crisis alert with the model's version.
 RULES_VERSION = "crisis-rules@2.0"
 
@@ -119,6 +122,10 @@ def assess_crisis(text: str, prior_cues: frozenset[str] = frozenset()) -> Crisis
     findings = rule_findings(norm)
     covered, language = coverage(text)
     cues = turn_cues(norm)
+    if "benign_move" in prior_cues:
+        # a farewell act explained earlier in the conversation (a move, retirement, an operation, a new
+        # baby): letters and arrangements of this turn are not preparation for a suicide
+        findings = tuple(f for f in findings if f.cssrs != "preparatory" or f.frame not in _FAREWELL_FRAMES)
     conv = None if findings else conversation_finding(prior_cues, cues)
     m = model()
     return CrisisAssessment(

@@ -548,6 +548,8 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
             r"\b(?:moving|move|moved|trip|travel\w*|abroad|leaving for|new job|graduat\w*|relocat\w*|deploy\w*|"
             r"holiday|vacation|declutter\w*|charity|donat\w*|garage sale|yard sale|retire\w*|outgrown|upgrad\w*|"
             r"emigrat\w*|university|uni|college|last day|cover letter|thank you|thank-you|baby|wedding|"
+            r"grandchildren|grandkids|eighteenth|18th|basic training|successor|colleagues|solicitor|wills|"
+            r"operation|surgery|time capsule|"
             r"goodbye to (?:my|the|our) (?:\w+ )?(?:home|house|flat|apartment|job|school|city|town|office|car|team|"
             r"colleagues|classmates|students))\b",
             ctx,
@@ -662,43 +664,73 @@ def concept_findings(text: str) -> tuple[Finding, ...]:
 # A turn that explains itself as an activity or a move (hiking, a new job abroad) leaves a "benign" tag
 # that stops the cue types it explains from counting for the rest of the conversation.
 _CUE_PLACE = re.compile(
-    r"\b(?:i'm|im|i am|standing|sitting|here|up here|at|on)\b(?: \w+){0,3}? (?:at|on|by|near|up on|on top of) "
-    r"(?:the|my|this) (?:\w+ )?(?:bridge|roof|rooftop|cliffs?|ledge|tracks|railway|river|quarry|edge|top floor|"
-    r"car park|multi-?storey|overpass|lake|sea|pier|balcony|tower)\b"
+    r"\b(?:at|on|by|near|up on|on top of|onto|over|top of|out on|out to|up to|drive up to|driving up to|"
+    r"walk(?:ing)? (?:out|over|to)) (?:the|my|this|that|a) (?:[\w'-]+ ){0,3}?(?:bridge|footbridge|roof|rooftop|"
+    r"cliffs?|ledge|edge|tracks|railway|level crossing|viaduct|river|quarry|gorge|top floor|top level|car park|"
+    r"multi-?storey|overpass|motorway|lake|reservoir|sea|sands|harbour|harbor|pier|balcony|tower|viewpoint|"
+    r"pass|drop)s?\b"
 )
 _CUE_READY = re.compile(
-    r"\b(?:i'm|im|i am|i feel|feel|finally) (?:\w+ )?(?:ready|calm|at peace)\b|\btill i'm ready\b|"
-    r"\b(?:it'll|it will|everything will|all) be (?:quiet|over|done|peaceful) soon\b|\btonight's the night\b|"
+    r"\b(?:i'm|im|i am|i feel|feel|finally|feeling) (?:\w+ )?(?:ready|calm|at peace|settled|good now|okay now|"
+    r"ok now)\b|\btill i'm ready\b|\bnot scared (?:this time|anymore)\b|\btonight'?s (?:the night|different)\b|"
+    r"\b(?:it'll|it will|everything will|all|it) (?:all )?be (?:quiet|over|done|peaceful) soon\b|"
     r"\bmade (?:my )?peace\b|\bmade my (?:choice|decision)\b|\bmind'?s made up\b|"
-    r"\b(?:won't|wont|will not) be (?:here|around)\b|\bwant (?:it all|everything|it) to (?:stop|end)\b|"
+    r"\b(?:won't|wont|will not) be (?:here|around|a problem|on|needing)\b|"
+    r"\bwant (?:it all|everything|it) to (?:stop|end)\b|\b(?:don't|dont) (?:wanna|want to) do tomorrow\b|"
     r"\bnothing left to (?:sort|do|say|fix)\b|\blast time i'll\b|\bthis is the last\b|"
     r"\b(?:tell|let) (?:my|her|him|them) (?:\w+ )?(?:i'm sorry|sorry|i love)\b|\bno one will have to\b|"
-    r"\bnobody will have to\b|\bdon't (?:want|need) (?:anyone|anybody) to (?:worry|find|come)\b"
+    r"\bnobody will have to\b|\bdon't (?:want|need) (?:anyone|anybody) to (?:worry|find|come)\b|"
+    r"\b(?:thank you|thanks|thx|ty|cheers) for (?:all|everything|being (?:there|kind|nice|the only)|listening|"
+    r"talking (?:to|with) me|the chats|all the chats)\b|\bgrateful (?:i had|to have had|for) (?:you|u)\b|"
+    r"\b(?:sorry|apologi[sz]e) (?:for|about) (?:everything|all of it|being (?:a|such|annoying|a pain)|the drama|"
+    r"bein|taking up)\b|\blove (?:u|you) all\b|\b(?:dw|don't worry) (?:abt|about) me\b|\bgg everyone\b|"
+    r"\bthat'?s me\b|\bshall not need\b|\bwon'?t need any (?:further|more)\b|"
+    r"\b(?:you|u) were (?:nice|kind|kinder)\b"
 )
 _CUE_ALONE = re.compile(
-    r"\b(?:nobody's|no one's|nobody is|no one is|everyone's|everyone is) (?:\w+ )?(?:home|here|around|"
-    r"out|away)\b|\b(?:at their|at his|at her|away (?:for|till|until)|out (?:for|till|until))\b(?: \w+){0,3}?"
-    r" (?:weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday|night|tomorrow|week)\b|"
-    r"\bhouse (?:to myself|is empty)\b|\bnobody around\b|\bno one around\b"
+    r"\b(?:nobody's|no one's|nobody is|no one is|everyone's|everyone is|nobody|no one) (?:\w+ )?(?:home|here|"
+    r"around|out|away|walks|comes|up|awake)\b|"
+    r"\b(?:away|out|gone|at|on|took the kids to)\b(?: [\w']+){0,4}? (?:till|until|til|for the|all) "
+    r"(?:the )?(?:weekend|wknd|monday|tuesday|wednesday|thursday|friday|saturday|sunday|night|tomorrow|week|wk|"
+    r"end of the week|\d+)\b|"
+    r"\b(?:house|flat|home|place)(?:'s| is)? (?:to myself|empty|quiet)\b|\b(?:its|it's|it is) just me\b|"
+    r"\bon nights\b|\bnobody around\b|\bno one around\b|\bhouse to myself\b"
 )
 _CUE_BENIGN_ACT = _ACTIVITY
 _CUE_BENIGN_MOVE = _rx(
     r"moving|move|moved|relocat\w*|abroad|emigrat\w*|new job|new flat|new house|new city|new country|retir\w*|"
     r"retreat|holiday|vacation|trip|travel\w*|last day at|last shift|leaving do|graduat\w*|off to uni|"
-    r"photography|meetup|wedding|party|festival|concert|vet|put (?:down|to sleep)"
+    r"photography|astrophotography|meetup|wedding|party|festival|concert|vet|put (?:down|to sleep)|basic training|"
+    r"successor|solicitor|grandchildren|twins|new baby|eighteenth|diorama|model railway|stargaz\w*"
 )
 
 
-_CUE_KEPT = re.compile(r"\b(?:keeping|kept|saving|taped|tape|sealed|got|out of the shed|picked up|bags?)\b")
+#: Means as a conversation cue: broader than _MEANS (one turn may name "the stuff" another explains).
+_CUE_MEANS = _rx(
+    r"codeine|co-codamol|morphine|lithium|tramadol|diazepam|amitriptyline|propranolol|sertraline|seroquel|"
+    r"quetiapine|oxycodone|insulin|paracetamol|tylenol|sleeping (?:pills|tablets)|tablets|pills|meds|the stuff|"
+    r"hose|exhaust|charcoal|coals|barbecue|bbq|rope|knot|noose|beam|loft|blade|blades|razor|knife|pistol|"
+    r"shotgun|rifle|gun|revolver|cabinet|stones|weedkiller|bleach"
+)
+_CUE_KEPT = re.compile(
+    r"\b(?:keeping|kept|saving|saved|taped|tape|sealed|got|out of the (?:shed|cabinet|safe)|picked up|bags?|"
+    r"found|checked|counted|collected|collecting|sharpened|sorted out|fits|lined up|loaded|bought|ordered|"
+    r"back out|by the bath|tied|set up|\d+ of)\b"
+)
 _CUE_HOARD = re.compile(
     r"\b(?:been|i'm|started) (?:keeping|saving|hoarding|stockpiling|collecting) (?:them|it|those|these)\b"
 )
-_CUE_HERE = re.compile(r"\b(?:now|right now|up here|here|tonight|at the|on the|by the)\b")
+_CUE_HERE = re.compile(r"\b(?:now|rn|right now|up here|here|tonight|at the|on the|by the|to the)\b")
 _CUE_FAREWELL = re.compile(
-    r"\b(?:paid off|cancell?ed my|sorted (?:everything|it all|out everything)|found (?:a|her|him|them) "
-    r"(?:a )?(?:good |new )?home|look in on|spare key|thanks for (?:all|everything)|"
-    r"(?:letters?|notes?) (?:for|to)|taped up|everything's (?:tidy|sorted|in order)|clean up after me|"
-    r"deal with my (?:mess|stuff))\b"
+    r"\b(?:paid off|settled (?:the|my)|cleared|cancell?ed (?:my|the|all)|closed my accounts|"
+    r"sorted (?:everything|it all|out everything)|found (?:a|her|him|them) (?:a )?(?:good |new )?home|"
+    r"look in on|spare key|keys (?:under|on|with|to)|left (?:the|my) (?:keys|ledger|wallet|phone|car)|"
+    r"(?:gave|sent|handed|written down|wrote down|left)(?: \w+){0,3} (?:the )?(?:passwords?|pins?|logins?|"
+    r"diary|accounts?|keys)|(?:took|gave|rehomed|dropped)(?: \w+){0,2} (?:the|my) (?:dog|cat|"
+    r"rabbits?|pets?|hamster)|deleted (?:all )?(?:my|off) (?:\w+ )?(?:socials|photos|accounts|insta|posts)|"
+    r"(?:letters?|notes?) (?:for|to)|read it after|taped up|thanks for (?:all|everything)|"
+    r"everything'?s (?:tidy|sorted|in order)|"
+    r"clean up after me|deal with my (?:mess|stuff)|affairs)\b"
 )
 
 
@@ -711,14 +743,16 @@ def turn_cues(text: str) -> frozenset[str]:
         return rx if _NAME[id(rx)] in on else _NEVER
 
     cues: set[str] = set()
-    if not any(name in on and _CLASSES[name].search(text) for name in _CUE_ANCHORS):
-        return frozenset()  # nothing a cue could come from (benign tags too: they only qualify cues)
+    # benign tags whatever else the turn holds: "i retire on friday" qualifies a later "i wrote farewell letters"
     if g(_CUE_BENIGN_ACT).search(text):
         cues.add("benign_activity")
     if g(_CUE_BENIGN_MOVE).search(text):
         cues.add("benign_move")
+    if not any(name in on and _CLASSES[name].search(text) for name in _CUE_ANCHORS):
+        return frozenset(cues)
     for win in guarded_windows(text):
-        if g(_MEANS).search(win) and (g(_ACQUIRED).search(win) or g(_AT_HAND).search(win) or g(_CUE_KEPT).search(win)):
+        means = g(_MEANS).search(win) or g(_CUE_MEANS).search(win)
+        if means and (g(_ACQUIRED).search(win) or g(_AT_HAND).search(win) or g(_CUE_KEPT).search(win)):
             cues.add("means")
         if g(_CUE_HOARD).search(win):
             cues.add("means")
@@ -812,8 +846,8 @@ _ANCHOR_CLASSES: tuple[str, ...] = (
 
 #: Classes one of which any cue needs.
 _CUE_ANCHORS: tuple[str, ...] = (
-    "_MEANS", "_CUE_HOARD", "_CUE_PLACE", "_PREP_ACT", "_CUE_FAREWELL", "_CUE_READY", "_CUE_ALONE", "_DEATH",
-    "_DEATH_SELF", "_HOPELESS_CUE",
+    "_MEANS", "_CUE_MEANS", "_CUE_HOARD", "_CUE_PLACE", "_PREP_ACT", "_CUE_FAREWELL", "_CUE_READY",
+    "_CUE_ALONE", "_DEATH", "_DEATH_SELF", "_HOPELESS_CUE",
 )  # fmt: skip
 
 
