@@ -76,7 +76,9 @@ class CrisisModel:
         known = [w[f] for f in features(text) if f in w]
         if not known:
             return self.bias
-        return self.bias + sum(known) / math.sqrt(len(known))
+        # fsum: exact, so the result does not depend on set iteration order (which differs between
+        # processes under hash randomisation): the stream and the batch path give the same probability
+        return self.bias + math.fsum(known) / math.sqrt(len(known))
 
     def probability(self, text: str) -> float:
         """Calibrated crisis probability of a normalised text."""
