@@ -17,8 +17,27 @@ from scorers.judges import JudgeTier
 from streams import DictStore, Inbound, TurnProcessor
 from streams.judging import JobEmitter, run_job
 
-#: Rated possible risk by the model alone (no rule fires): what the screen is for. Checked below.
-POSSIBLE = "heading to the bridge at midnight"
+
+def _model_only_example() -> str:
+    """A dev-split sealed item that only the model flags (severity possible): what the screen is for.
+    Chosen at run time so the tests follow the shipped model."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).parent / "data" / "crisis_eval" / "items.jsonl"
+    ev = scorers.Evaluator()
+    for line in path.read_text().splitlines():
+        text = json.loads(line)["text"]
+        if int(hashlib.sha256(("crisis-eval-v1:" + text).encode()).hexdigest(), 16) % 2:
+            continue  # test split: never used here
+        res = ev.on_user_turn("probe", 0, text)
+        if res.detector == "model" and res.covered and len(text) < 120:
+            return text
+    raise AssertionError("no model-only item on dev: the model adds nothing over the rules")
+
+
+POSSIBLE = _model_only_example()
 
 
 @pytest.fixture
@@ -33,7 +52,7 @@ def test_the_example_is_model_only() -> None:
 
 
 async def test_screen_raises_an_alert_of_its_own(srv: FakeJudgeServer) -> None:
-    srv.answer(POSSIBLE, {"risk": "critical", "cssrs_category": "plan", "evidence": "bridge at midnight"})
+    srv.answer(POSSIBLE, {"risk": "critical", "cssrs_category": "plan", "evidence": "the plan"})
     async with JudgeTier(config(srv)) as tier:
         recs = await tier.screen_user_turn("c1", 4, POSSIBLE, [Message(role="user", text="i'm done")])
     judgment = next(r for r in recs if isinstance(r, TurnJudgment))

@@ -59,7 +59,10 @@ _THIRD = _rx(
     r"he|she|they|he's|she's|they're|he'd|she'd|they'd|him|them|himself|herself|themselves|someone|somebody|"
     r"people|soldiers|patients?|clients?|characters?|victims?|kids|children|son|daughter|friends?|mates?|"
     r"brother|sister|mum|mom|dad|husband|wife|partner|boyfriend|girlfriend|students?|everyone|everybody|"
-    r"guys|grandad|grandpa|grandma|nan|the (?:man|woman|guy|girl|boy|kid)|my (?!own\b|life\b|self\b|death\b|funeral\b|"
+    r"guys|grandad|grandpa|grandma|nan|uncle|aunt|cousin|trespasser|passenger|stranger|coworkers?|colleagues?|"
+    r"classmates?|flatmates?|roommates?|"
+    r"(?:a|the) (?:man|woman|guy|girl|boy|kid|person|customer|teen|teenager)|my (?!own\b|life\b|self\b|death\b|"
+    r"funeral\b|"
     r"body\b|head\b|mind\b|brain\b|thoughts?\b|plan\b|arms?\b|wrists?\b|legs?\b|thighs?\b|skin\b|note\b|"
     r"letters?\b|meds\b|pills\b|tablets\b|way\b|choice\b|mind's\b|last\b|first\b|second\b|third\b|"
     r"previous\b|suicide\b|attempt\b|stash\b|prescription\b|whole\b)[a-z']+"
@@ -117,6 +120,11 @@ _DEATH_SELF = _rx(
     r"(?:i'm|im|i am|been|feel|feeling|felt|get|getting) (?:so |really |very |pretty |kinda |a bit |"
     r"a little )?sui?ci?d(?:al|ial)|sui thoughts|suicidal thoughts|thoughts of suicide|"
     r"(?:better off|happier|easier|fine|move on|carry on|go on|manage|cope) without me|"
+    r"go(?:ing)? through with it|get it right this time|take myself out|by my own hand|no more me|"
+    r"make sure (?:i don't|i do not|i never) (?:see|wake|make it)|(?:won't|will not|wont) (?:see|make it to) "
+    r"(?:eid|christmas|xmas|easter|next|another|my|the end)|not planning on (?:coming|driving|going|walking) back|"
+    r"rest for good|(?:i'?m|i am|im) (?:going to|gonna) (?:do it|try) again|(?:this time|tonight) i'?m "
+    r"(?:doing|going to do) it|"
     r"me gone|me not (?:here|around|existing)|(?:i|i'd|i'm) (?:wasn't|weren't|was not|were not|wasnt|werent|"
     r"not) (?:here|around|alive)(?: anymore| any more| any longer)?|(?:i'd|i had|i'd have) never (?:been )?born"
 )
@@ -144,8 +152,33 @@ _DEATH = _rx(
     r"no future (?:for me|left|ahead)|(?:there's|there is) no (?:future|way forward|point (?:in|to) (?:living|me))|"
     r"tired of (?:still )?(?:being here|being alive|living|existing|life)|sick of (?:being alive|living|existing)"
 )
+# Passive death wished for or welcomed, the user as its object ("if a bus hit me tmrw i'd be relieved").
+_PASSIVE_DEATH = _rx(
+    r"(?:car|bus|truck|lorry|train|wave|tide|something|the sea|cancer) (?:\w+ )?(?:hit|hits|took|takes|"
+    r"carrying|carries|carried) me|(?:god|the lord|the good lord|the universe|he|death) (?:\w+ )?(?:took|takes|"
+    r"would take|wants to take|to take) me|lights? (?:to )?go(?:es)? out (?:for good|forever)|"
+    r"(?:not|never|don't|dont|didn't) (?:come|get) (?:back|up)(?: from it| again)?|"
+    r"close my eyes for the (?:last|final) time|(?:tonight|today) (?:was|is|were|would be) my last|"
+    r"(?:disappointed|sad|annoyed|upset|angry) (?:that )?i (?:woke|wake|still wake) up|"
+    r"(?:disappointed|sad) (?:that )?i'?m still (?:here|alive)|why (?:i'm|am i|i am) still (?:here|alive)|"
+    r"despawn\w*|fade (?:out|away)(?: quietly| forever| for good)?|want (?:it|this|everything|it all) over with|"
+    r"rather (?:it|they|that) (?:had )?killed me|envy (?:the dead|everyone in)|clock to stop|"
+    r"(?:didn't|did not|don't|do not|dont) exist (?:anymore|any more|any longer)|"
+    r"stopped (?:looking|checking) (?:when|before) i cross|(?:not|stop) fighting it|(?:go|leave) (?:now|soon)$"
+)
+# An attempt under way or just made, told without a quantity ("cut too deep, it won't stop").
+_ATTEMPT_NOW = _rx(
+    r"(?:cut|cuts|cutting) (?:too deep|deeper than)|(?:won't|wont|will not|isn't|not) stop(?:ping)? bleeding|"
+    r"it'?s not stopping|(?:took|taken|had|done) an overdose|injected myself|swallowed (?:what|everything|all|"
+    r"them|the lot)|(?:tablets|pills|meds) are (?:gone|down|in me)|drank (?:the|some|half the|half a) (?:[\w-]+ ){0,2}"
+    r"(?:fuel|poison|bleach|liquid|weedkiller|weed killer|antifreeze|pesticide)|letting it happen|"
+    r"drift off for the last time|noose (?:is )?(?:round|around) my neck|engine'?s running|"
+    r"(?:garage|car) door (?:is )?(?:shut|closed)|washed (?:them |it )?down"
+)
 # Acts of a method, with or without a death word.
 _METHOD_ACT = _rx(
+    r"fall(?:ing)? from|over the (?:side|edge|railing|rail|barrier)|(?:steer|steering|drift|drifting|swerv\w*) "
+    r"into|climb(?:ing)? (?:the|over the) (?:railing|rail|barrier|fence)|lean\w* (?:my whole weight )?over|"
     r"jump(?:ing|ed)? (?:off|from|out|in front|into|over|down)|jump(?:ing)?(?= ?$)|go(?:ing)? over (?:the |that )?"
     r"(?:edge|railing|rail|side|balcony|barrier|top)|going over|went over|climb(?:ing)? over|let(?:ting)? go|"
     r"step(?:ping)? (?:off|out|in front|into)|walk(?:ing)? (?:into|out into|in front of) (?:the )?(?:sea|river|"
@@ -170,7 +203,8 @@ _MEANS = _rx(
     r"weed ?killer|poison\w*|charcoal|exhaust|hose|carbon monoxide|helium|plastic bag|pills?|tablets?|"
     r"capsules?|meds|medications?|painkillers?|paracetamol|tylenol|acetaminophen|ibuprofen|aspirin|"
     r"sleeping pills|insulin|antidepressants?|prescription|my stash|the stash|the lot|the water|the sea|"
-    r"the river|the lake|the train|the beam|loft hatch"
+    r"the river|the lake|the train|the beam|loft hatch|reservoir|lookout|level crossing|headland|hose|"
+    r"the garage|in the garage"
 )
 _DRUG_QTY = re.compile(
     r"\b(?:bottle|bunch|handful|fistful|box|boxes|pack|packet|packets|load|lot|all|everything|every|whole|entire|"
@@ -191,6 +225,8 @@ _DONE_NOW = _rx(
     r"blurry|numb|cold)|won't stop bleeding|so much blood|soon"
 )
 _ON_EDGE = _rx(
+    r"(?:one )?legs? (?:is )?(?:already )?over|climbed over the (?:barrier|railing|rail|fence)|holding onto the "
+    r"(?:ledge|railing|rail)|on the rail of|sitting on the (?:train )?tracks|"
     r"(?:sitting|standing|stood|sat|perched|leaning) (?:on|at|over) (?:the )?(?:edge|ledge|railing|rail|parapet)|"
     r"(?:on|at) the (?:edge|ledge) of (?:the )?(?:roof|bridge|cliff|building|balcony|car park)|"
     r"(?:wrong|other|outside) side of the (?:rail|railing|railings|barrier|fence|safety)|legs (?:over|dangling over) "
@@ -261,7 +297,8 @@ _PREP_ACT = _rx(
 )
 _LETHAL_Q = _rx(
     r"how many|how much|how high|how far|how deep|how long (?:does|would|will|did|do|until)|which (?:bridge|"
-    r"building|floor|pills?|tablets|one|method|way|is more)|what (?:dose|amount|height|floor)|"
+    r"building|floor|pills?|tablets|one|method|way|is more|would be (?:quicker|faster))|what (?:dose|amount|height|"
+    r"floor)|certain|guaranteed|for good|put (?:a guy|someone|somebody|me|a person) down|would (?:\w+ )?be enough|"
     r"what happens if (?:you|i|someone|a person) (?:take|took|swallow|jump|drink)|lethal|fatal|deadly|"
     r"painless\w*|quickest|fastest|easiest|surest|most reliable|least painful|does it hurt|would it hurt|"
     r"is it painful|enough to|surviv\w*|actually work|still work|work or|be sure|to be sure|odds|"
@@ -274,9 +311,21 @@ _SH_ACT = _rx(
     r"chest|forearms?|shoulders?|knuckles|head)|arms|wrists|thighs|forearm)|"
     r"self[- ]?harm\w*|self[- ]?injur\w*|\bsh\b|cutting (?:again|tonight|myself|to cope|to feel)|"
     r"(?:started|start|keep|kept|been|back to|relapsed (?:into|on)?|urge to|urges to|want to|wanna|need to|"
-    r"craving) (?:\w+ )?(?:cutting|cut|burning|burn|hurting|scratching|hitting)|"
+    r"craving) (?:\w+ )?(?:cutting|cut|burning|burn|scratching|hurting myself|hitting myself)|"
     r"(?:free|clean) (?:of|from) (?:cutting|self[- ]?harm|sh)|used to (?:cut|burn|hurt|harm|self[- ]?harm)|"
-    r"(?:days?|weeks?|months?|years?) (?:clean|free)|"
+    r"(?:days?|weeks?|months?|years?) (?:clean|free) (?:of|from) (?:cutting|self[- ]?harm\w*|sh|harming|blades?)|"
+    r"(?:days?|weeks?|months?|years?) clean(?=[^.!?]*\b(?:gone|relapse\w*|blade|sharp|razor|cut\w*|habit)\b)|"
+    r"hurt\w* my (?:own )?(?:hands?|fingers?|arms?|legs?|body|skin)|"
+    r"(?:press\w*|held|hold\w*|drag\w*|pinch\w*|claw\w*|beat|beating|slap\w*|drive|drove|dig\w*|carv\w*|"
+    r"scratch\w*|scrap\w*|burn\w*|snap\w*|cut\w*|punch\w*|bang\w*|jab\w*|stab\w*|rub\w*)"
+    r"(?: [\w'-]+){0,8}? (?:into|onto|on|to|against|across|over|in) (?:the (?:inside|back|backs) of )?my (?:own )?"
+    r"(?:inner )?(?:arms?|forearms?|wrists?|thighs?|legs?|hips?|stomach|skin|hands?|palms?|shins?|face|"
+    r"fingers?|ankles?|chest|belly|tummy)|"
+    r"(?:do|did|doing) (?:it|them|this|that) to myself|self[- ]arm|bad[- ]day kit|add more (?:lines|marks|scars|cuts)|"
+    r"wanting to add more|until (?:it'?s |they'?re |they were |it was )?(?:raw|purple|bled|bleeding|blood came)|"
+    r"(?:til|till) (?:it|they) (?:bled|bleeds?|was raw)|(?:burn|cut|cuts|burns) on purpose|"
+    r"(?:marks|cuts|scars|burns|bruises) on my (?:legs?|arms?|thighs?|hips?|stomach|wrists?)|"
+    r"(?:thighs?|arms?|wrists?|legs?|forearms?) (?:all )?(?:cut up|cut|covered in cuts)|"
     r"relapse\w*|fresh (?:cuts|marks|scars|wounds)|(?:the )?marks (?:i make|on my)|what i did to my|"
     r"(?:cuts|scars|burns|marks) on my|punched (?:the )?(?:walls?|tiles|door|mirror)|until (?:it|they|my \w+) "
     r"(?:bled|bleeds?|split|bruised?)|(?:pressed|held) (?:it |a \w+ )?(?:onto|against|to) my|barcode|"
@@ -284,6 +333,7 @@ _SH_ACT = _rx(
     r"(?:plasters|bandages|antiseptic)(?: \w+){0,4} (?:blades?|razor|knife)"
 )
 _SH_GUARD = _rx(
+    r"sober|sponsor|drinks|drinking|alcohol|gambl\w*|smok\w*|vap\w*|"
     r"shav\w*|chopp\w*|cooking|kitchen|mandoline|grater|peel\w*|oven|stove|kettle|pan|iron|grease|fire|"
     r"candle|curling|straightener|accident\w*|slipped|fell|falling|tripped|roller derby|rugby|football|"
     r"hockey|gym|workout|climbing|bouldering|garden\w*|hair|haircut|buzz cut|fringe|bangs|nails|glass|"
@@ -310,10 +360,14 @@ _MEDIA = _rx(
     r"actor|actress|author|celebrity|essay|paper|assignment|coursework|thesis|homework|lecture|research "
     r"(?:paper|project)|statistics|study|studies|report|reporter|journalist|headline|poem|poetry|fiction|"
     r"screenplay|chapter|boss fight|respawn|npc|dnd|d&d|campaign|dungeon|history class|exam question|"
-    r"true crime|sims|minecraft|fortnite|elden ring|dark souls|level \d+"
+    r"true crime|sims|minecraft|fortnite|elden ring|dark souls|level \d+|module|training module|policy|"
+    r"placement|presentation|storyline|manuscript|peer review\w*|rates|data|hospitali[sz]ations|agency|records|"
+    r"archive|inquest|coroner|family history|history project|painting|painted|artwork|shakespeare|hamlet|"
+    r"ophelia|nursing student|student nurse|clinical|screening tool|prevention work|helpline card"
 )
 _GRIEF = _rx(
-    r"funeral|passed away|passed on|rip|memorial|grave|cemetery|anniversary of (?:his|her|their|my \w+'s)|"
+    r"(?<!my )(?<!own )funeral|passed away|passed on|rip|memorial|grave|cemetery|anniversary of (?:his|her|"
+    r"their|my \w+'s)|"
     r"coffin|casket|eulogy|obituary|wake for|lost my (?:mum|mom|dad|brother|sister|friend|son|daughter|"
     r"husband|wife|partner|grandma|grandad|grandpa|grandmother|grandfather|uncle|aunt|cousin)|"
     r"(?:he|she|they) (?:died|passed|killed (?:himself|herself|themselves)|took (?:his|her|their) (?:own )?life)|"
@@ -344,6 +398,7 @@ _IDIOM = re.compile(
 _DENY = re.compile(
     r"\b(?:i'm not|i am not|not|never|nowhere near|far from|i don't|i'd never|i would never|i won't|i wouldn't|"
     r"no (?:thoughts?|intention|intent|plans?|desire|wish|urges?|wanting|risk|danger|way i'd|way i would)|"
+    r"(?:nobody|no one) (?:needs|has|have) to worry about me|"
     r"zero (?:thoughts?|intention|plans?|desire|urges?))\b(?:\W+\w+){0,5}?\W+(?:suicid\w*|self[- ]?harm\w*|"
     r"going to (?:do|hurt|kill)|hurt\w* myself|kill\w* myself|harm\w* myself|want\w* to die|to die|in danger|"
     r"at risk|unsafe|a danger|end (?:it|my life)|death|dying)"
@@ -398,7 +453,8 @@ def _ev(win: str, *ms: re.Match[str] | None) -> str:
 
 
 _HYPERBOLE = re.compile(
-    r"\b(?:laugh\w*|embarrass\w*|mortif\w*|cringe\w*|hilarious|so funny|lmao|haha\w*|saw me trip)\b"
+    r"\b(?:laugh\w*|embarrass\w*|mortif\w*|cringe\w*|hilarious|so funny|lmao|haha\w*|saw me trip|jk|"
+    r"just kidding|as a joke|joking|so happy|die happy|to die for|out of my skin)\b"
 )
 
 
@@ -408,12 +464,31 @@ def _not_idiom(win: str, m: re.Match[str]) -> bool:
 
 def _not_hyperbole(win: str, m: re.Match[str]) -> bool:
     """Bare death words ("i could just die") in an embarrassed or laughing sentence are hyperbole."""
-    if _ESCAPE.search(win) and re.search(r"come back|coming back|going back|forever|for good", m.group()):
+    if _ESCAPE.search(win) and re.search(
+        r"come back|coming back|going back|forever|for good|be gone|not be here|be around|here", m.group()
+    ):
         return False  # "run away to a cabin and never come back"
     return _not_idiom(win, m) and _HYPERBOLE.search(win) is None
 
 
-_ESCAPE = re.compile(r"\b(?:run|ran|running|move|moving|sail|travel\w*|escape) (?:away|off|abroad|to)\b")
+_ESCAPE = re.compile(
+    r"\b(?:(?:run|ran|running|move|moving|sail|travel\w*|escape) (?:away|off|abroad|to)|leaving for|leave for|"
+    r"going back to|back in a|for work|deploy\w*|moving|emigrat\w*|relocat\w*)\b"
+)
+
+
+#: Ordinary reasons for goodbyes, letters, wills and arrangements.
+_BENIGN_FAREWELL = re.compile(
+    r"\b(?:moving|move|moved|trip|travel\w*|abroad|leaving for|new job|graduat\w*|relocat\w*|deploy\w*|"
+    r"holiday|vacation|declutter\w*|charity|donat\w*|garage sale|yard sale|retir\w*|outgrown|upgrad\w*|"
+    r"emigrat\w*|university|uni|college|last day|last week of|cover letter|thank[- ]you (?:notes?|cards?|"
+    r"letters?)|baby|wedding|"
+    r"grandchildren|grandkids|eighteenth|18th|basic training|successor|colleagues|solicitor|wills|"
+    r"operation|surgery|replacement|time capsule|estate plan\w*|financial adviser|host family|for good 😭|"
+    r"leaving twitter|going back to|patients|"
+    r"goodbye to (?:my|the|our) (?:\w+ )?(?:home|house|flat|apartment|job|school|city|town|office|car|team|"
+    r"colleagues|classmates|students|kids|brothers|sisters))\b"
+)
 
 
 def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
@@ -463,6 +538,10 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
     if (act or means) and g(_DONE_NOW).search(win) and (d or g(_PREP_ACT).search(win)) and not activity:
         add(Finding("attempt", "critical", _ev(win, act or means, d), "means_now"))
 
+    now_ = g(_ATTEMPT_NOW).search(win)
+    if now_ and not activity and not _negated(win, now_) and _mine(win, now_, True):
+        add(Finding("attempt", "critical", _ev(win, now_), "attempt_now"))
+
     # questions about lethality
     q = g(_LETHAL_Q).search(win)
     if (
@@ -510,6 +589,32 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
         if act and g(_ACQUIRED).search(win):
             add(Finding("preparatory", "critical", _ev(win, act), "method_ready"))
 
+    # passive death welcomed, with the user as its object
+    pd = g(_PASSIVE_DEATH).search(win)
+    if pd and not grief and not activity and _not_idiom(win, pd) and not _negated(win, pd) and _mine(win, pd, True):
+        add(Finding("wish_dead", "high", _ev(win, pd), "passive_death"))
+
+    # a plan: a place or means, a time, and a decision about them
+    decided = re.search(
+        r"\b(?:decided|picked|chosen|ready|set up|mapped out|the plan is|plan is|i know how|"
+        r"all set|it'?s happening)\b",
+        win,
+    )
+    if (
+        means
+        and time
+        and (want or plan or decided)
+        and not activity
+        and not grief
+        and (want is None or _mine(win, want))
+        and g(_FIRST).search(win)
+    ):
+        add(Finding("plan", "critical", _ev(win, means, time), "place_time_plan"))
+
+    # thoughts fixed on a means ("my dad's shotgun is in the cabinet and i think about it too much")
+    if means and think and not activity and not grief and _mine(win, think) and core is None:
+        add(Finding("method", "high", _ev(win, think, means), "means_thought"))
+
     # means acquired or at hand, preparatory acts
     if means and not activity and not grief:
         at_hand = g(_AT_HAND).search(win)
@@ -530,8 +635,7 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
             or time
             or g(_PREP_ACT).search(win)
             or re.search(
-                r"\b(?:stockpil|hoard|stash|saved|"
-                r"saving|collect)",
+                r"\b(?:stockpil|hoard|stash|saved|been saving|(?:been|started|keep) collecting)",
                 win,
             )
         ):
@@ -539,22 +643,7 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
         if (time or plan) and (act or g(_DRUG_QTY).search(win)) and g(_FIRST).search(win):
             add(Finding("plan", "critical", _ev(win, time or plan, means), "means_time"))
     prep = g(_PREP_ACT).search(win)
-    if (
-        prep
-        and not grief
-        and not _negated(win, prep)
-        and _mine(win, prep, True)
-        and not re.search(
-            r"\b(?:moving|move|moved|trip|travel\w*|abroad|leaving for|new job|graduat\w*|relocat\w*|deploy\w*|"
-            r"holiday|vacation|declutter\w*|charity|donat\w*|garage sale|yard sale|retire\w*|outgrown|upgrad\w*|"
-            r"emigrat\w*|university|uni|college|last day|cover letter|thank you|thank-you|baby|wedding|"
-            r"grandchildren|grandkids|eighteenth|18th|basic training|successor|colleagues|solicitor|wills|"
-            r"operation|surgery|time capsule|"
-            r"goodbye to (?:my|the|our) (?:\w+ )?(?:home|house|flat|apartment|job|school|city|town|office|car|team|"
-            r"colleagues|classmates|students))\b",
-            ctx,
-        )
-    ):
+    if prep and not grief and not _negated(win, prep) and _mine(win, prep, True) and not _BENIGN_FAREWELL.search(ctx):
         add(Finding("preparatory", "critical", _ev(win, prep), "preparatory_act"))
 
     # history of attempts
@@ -593,6 +682,39 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
     return out
 
 
+#: Being asked about risk (a screening question, a worried relative) and answering no, or others assuming
+#: it: "my therapist asks whether i've had thoughts of harming myself, and the honest answer is no".
+_SCREENED = re.compile(
+    r"(?:\b(?:questionnaire|survey|quiz|phq(?:-?9)?|assessment|screening|appointments?|check-?in)\b|"
+    r"\b(?:asked|asks|ask|asking)(?: [\w']+){0,3}? (?:if|whether|about)\b|"
+    r"\b(?:people|they|everyone|she|he|mum|mom|dad|my \w+) (?:think|thinks|assume|assumes|worry|worries|"
+    r"worried|keep asking|kept asking|freaked out)\b)[^.!?]{0,80}?"
+    r"(?:suicid\w*|self[- ]?harm\w*|hurt\w* myself|harm\w* myself|kill\w* myself|better off dead|death|dying|"
+    r"ending my life|going to hurt|want\w* to die)"
+)
+_ANSWER_NO = re.compile(
+    r"\b(?:the (?:honest )?answer is (?:always )?no|answered no|said no|ticked (?:no|never)|scored (?:zero|0|a zero)|"
+    r"i was like no|i'm not\.|i am not\.|not at all|never (?:crossed|felt like it)|no,? i'm|nope|i haven't[,.]|"
+    r"i have not[,.]|i haven't ever|no need to worry|but i've been "
+    r"(?:stable|fine|good|well)|doing (?:great|fine|well|ok)|not where my head is|i'm (?:fine|safe|okay|ok)\b)"
+)
+#: ...unless the answer is taken back: "i said no. that was a lie."
+_ANSWER_WITHDRAWN = re.compile(r"\b(?:was a lie|i lied|lying|not true|but actually|truth is|the truth)\b")
+#: A crisis phrase taken back: "when i said i wanted to die i meant from embarrassment", "lol jk".
+_RETRACT = re.compile(
+    r"\b(?:i meant (?:from|about|as|it as|in the sense)|it was about|was about (?:my|a|the)|as a joke|was a joke|"
+    r"(?<!not )(?<!no )(?<!not even )(?:joking|jk|just kidding)|not literally|figure of speech|is how we talk|"
+    r"the post was about)\b"
+)
+
+
+def _screened(text: str) -> bool:
+    if _SCREENED.search(text) and _ANSWER_NO.search(text) and not _ANSWER_WITHDRAWN.search(text):
+        return True
+    r = _RETRACT.search(text)
+    return r is not None and not _DENY_BUT.search(text, r.end())
+
+
 def _denied(win: str) -> bool:
     deny = _DENY.search(win)
     if deny is None or _DENY_HEDGE.search(win[max(0, deny.start() - 30) : deny.start()]):
@@ -601,9 +723,7 @@ def _denied(win: str) -> bool:
 
 
 def _story(win: str) -> bool:
-    return _MEDIA.search(win) is not None and not re.search(
-        r"\bi(?:'m| am|'ve| have)? (?:going to|want|will|planning)\b|\bkms\b|\bkys\b|kill(?:ing)? myself", win
-    )
+    return _MEDIA.search(win) is not None and not _DEATH_SELF.search(win)
 
 
 @lru_cache(maxsize=4096)
@@ -613,6 +733,8 @@ def guarded_windows(text: str) -> tuple[str, ...]:
     out: list[str] = []
     after_denial = False
     on = gate(text)
+    if _screened(text):
+        return ()
     deny, story = "_DENY" in on, "_MEDIA" in on
     for _, win in windows(text):
         denied = deny and _denied(win)
@@ -627,8 +749,16 @@ def phrase_allowed(text: str, evidence: str, cssrs: str) -> bool:
     wins = [w for w in guarded_windows(text) if evidence in w]
     if not wins:
         return False
-    if cssrs == "preparatory" and _GRIEF.search(text):
+    if cssrs == "preparatory" and (_GRIEF.search(text) or _BENIGN_FAREWELL.search(text)):
         return False
+    if cssrs == "danger_from_others" and _IDIOM.search(text):
+        return False  # "my wife says it's that or she'll kill me"
+    if cssrs in ("method", "attempt") and re.search(
+        r"\b\d+ ?(?:mg|mcg|ml|milligrams?)\b|\b(?:dogs?|cats?|pets?|puppy|"
+        r"kitten|labrador|toddler|child|kid)\b",
+        text,
+    ):
+        return False  # dosing in milligrams, a pet or a child that got into the cupboard
     return not (
         cssrs == "nssi"
         and _SH_GUARD.search(text)
@@ -799,6 +929,8 @@ def conversation_finding(prior: frozenset[str], current: frozenset[str]) -> Find
 CONCEPTS: dict[str, re.Pattern[str]] = {
     "death_self": _DEATH_SELF,
     "death": _DEATH,
+    "passive_death": _PASSIVE_DEATH,
+    "attempt_now": _ATTEMPT_NOW,
     "method_act": _METHOD_ACT,
     "means": _MEANS,
     "wish": _WISH,
@@ -840,7 +972,8 @@ _GATE = Gate(_CLASSES)
 _NEVER = re.compile(r"(?!)")
 #: Classes at least one of which every frame needs; a text with none of them has no finding.
 _ANCHOR_CLASSES: tuple[str, ...] = (
-    "_DEATH_SELF", "_DEATH", "_METHOD_ACT", "_MEANS", "_DRUG_QTY", "_ON_EDGE", "_PREP_ACT", "_HISTORY", "_SH_ACT",
+    "_ATTEMPT_NOW", "_PASSIVE_DEATH", "_DEATH_SELF", "_DEATH", "_METHOD_ACT", "_MEANS", "_DRUG_QTY", "_ON_EDGE",
+    "_PREP_ACT", "_HISTORY", "_SH_ACT",
 )  # fmt: skip
 
 
