@@ -992,8 +992,13 @@ def gate(text: str) -> frozenset[str]:
 
 
 def anchored(text: str, on: frozenset[str] | None = None) -> bool:
-    """Whether ``text`` holds a match of an anchor class (cheap: gated, stops at the first)."""
-    on = gate(text) if on is None else on
+    """Whether ``text`` holds a match of an anchor class (gated, stops at the first; cached per text)."""
+    return _anchored(text)
+
+
+@lru_cache(maxsize=4096)
+def _anchored(text: str) -> bool:
+    on = gate(text)
     return any(name in on and _CLASSES[name].search(text) for name in _ANCHOR_CLASSES)
 
 

@@ -22,12 +22,12 @@ from collections.abc import Iterable, Mapping
 
 from .._text import trie_pattern
 
-_MAXLEN = 6
+_MAXLEN = 10
 _DIGITS = tuple("0123456789")
 
 
 def literal_prefixes(rx: re.Pattern[str]) -> frozenset[str] | None:
-    """Literal prefixes (up to 6 characters) one of which starts every match of ``rx``; None when some match
+    """Literal prefixes (up to 10 characters) one of which starts every match of ``rx``; None when some match
     can start without a literal (the class cannot be gated)."""
     out = _seq(list(_parser.parse(rx.pattern, rx.flags)))
     if out is None or "" in out:
