@@ -1,7 +1,7 @@
 """Evaluate the crisis detector: the sealed set, the multi-turn set, public data, the v1 set, and speed.
 
     .venv/bin/python bench/crisis_eval.py                       # dev split only (what tuning may look at)
-    .venv/bin/python bench/crisis_eval.py --splits dev,test     # the sealed test split: once per change
+    .venv/bin/python bench/crisis_eval.py --splits dev,test,test2   # the sealed test sets: once per change
     .venv/bin/python bench/crisis_eval.py --splits dev --errors # dev misses and false alarms
     .venv/bin/python bench/crisis_eval.py --sdcnl PATH/testing-set.csv --reddit500 PATH/500_Reddit_users.csv
     .venv/bin/python bench/crisis_eval.py --json                # one JSON document
@@ -9,6 +9,7 @@
 Sets:
 * ``tests/data/crisis_eval/items.jsonl``: 460 crisis disclosures by C-SSRS category and phrasing style and 440
   hard negatives, written by agents that never saw the detector; dev/test by a fixed hash (``crisis_split``);
+* ``tests/data/crisis_eval/test2.jsonl``: a second sealed test set (260 / 259) by four other writers;
 * ``tests/data/crisis_eval/conversations.jsonl``: user-turn sequences where the risk shows only across turns;
 * public sets, read from the paths given (never committed: no licence file in either repository):
   SDCNL (ayaanzhaque/SDCNL ``data/testing-set.csv``, r/SuicideWatch = 1 vs r/depression = 0; noisy labels)
@@ -132,7 +133,10 @@ def sealed(splits: Iterable[str]) -> dict[str, Any]:
     items = load_jsonl(EVAL_DIR / "items.jsonl")
     out: dict[str, Any] = {}
     for split in splits:
-        rows = [d for d in items if crisis_split(d["text"]) == split]
+        if split == "test2":  # the second sealed set: every item is test
+            rows = load_jsonl(EVAL_DIR / "test2.jsonl")
+        else:
+            rows = [d for d in items if crisis_split(d["text"]) == split]
         pos = [d for d in rows if d["label"] == "crisis"]
         neg = [d for d in rows if d["label"] == "none"]
         res: dict[str, Any] = {"n_crisis": len(pos), "n_none": len(neg)}
@@ -391,7 +395,9 @@ def _print(doc: dict[str, Any], errors: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--splits", default="dev", help="sealed-set splits to report: dev, or dev,test (once per change)")
+    ap.add_argument(
+        "--splits", default="dev", help="sealed-set splits: dev; test and test2 (test2.jsonl) once per change"
+    )
     ap.add_argument("--errors", action="store_true", help="list dev misses and false alarms")
     ap.add_argument("--sdcnl", type=Path, help="SDCNL data/testing-set.csv")
     ap.add_argument("--reddit500", type=Path, help="500_Reddit_users_posts_labels.csv")
@@ -401,11 +407,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     splits = [s for s in args.splits.split(",") if s]
     for s in splits:
-        if s not in ("dev", "test"):
-            raise SystemExit(f"unknown split {s!r}: dev or test")
+        if s not in ("dev", "test", "test2"):
+            raise SystemExit(f"unknown split {s!r}: dev, test or test2")
     doc: dict[str, Any] = {"detector_version": detector_version()}
     doc["sealed"] = sealed(splits)
-    doc["conversations"] = conversations(splits)
+    doc["conversations"] = conversations([s for s in splits if s != "test2"])
     if args.sdcnl:
         doc["sdcnl"] = sdcnl(args.sdcnl)
     if args.reddit500:

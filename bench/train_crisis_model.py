@@ -54,6 +54,7 @@ def load_jsonl(path: Path) -> list[dict]:
 
 def training_data() -> tuple[list[str], np.ndarray, dict[str, int]]:
     eval_texts = {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS)}
+    eval_texts |= {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS.with_name("test2.jsonl"))}
     texts: list[str] = []
     labels: list[int] = []
     per_file: dict[str, int] = {}

@@ -43,6 +43,15 @@ def test_sealed_set_shape_and_split() -> None:
     assert digest in readme
 
 
+def test_second_sealed_set() -> None:
+    rows = [json.loads(line) for line in (DATA / "crisis_eval" / "test2.jsonl").read_text().splitlines()]
+    assert sum(d["label"] == "crisis" for d in rows) >= 250 and sum(d["label"] == "none" for d in rows) >= 250
+    digest = hashlib.sha256((DATA / "crisis_eval" / "test2.jsonl").read_bytes()).hexdigest()
+    assert digest in (DATA / "crisis_eval" / "README.md").read_text()
+    first = {d["text"].strip().lower() for d in ITEMS}
+    assert not any(d["text"].strip().lower() in first for d in rows)
+
+
 def test_training_data_is_outside_the_sealed_set() -> None:
     sealed = {d["text"].strip().lower() for d in ITEMS}
     model = load_model()

@@ -54,7 +54,7 @@ def _rx(body: str) -> re.Pattern[str]:
 
 
 # -- who the window is about ----------------------------------------------------------------------------
-_FIRST = _rx(r"i|i'm|i've|i'd|i'll|me|myself|ive|id|imma|i'mma")
+_FIRST = _rx(r"i|i'm|i've|i'd|i'll|me|myself|ive|id|imma|i'mma|ima")
 _THIRD = _rx(
     r"he|she|they|he's|she's|they're|he'd|she'd|they'd|him|them|himself|herself|themselves|someone|somebody|"
     r"people|soldiers|patients?|clients?|characters?|victims?|kids|children|son|daughter|friends?|mates?|"
@@ -78,6 +78,9 @@ def _left(win: str, pos: int, span: int = 90) -> str:
     return seg[last.end() :] if last else seg
 
 
+_BUILT_IN = re.compile(r"\b(?:myself|my|i|i'm|i'd|i've|i'll|im|ive)\b")
+
+
 def _mine(win: str, m: re.Match[str], built_in: bool = False) -> bool:
     """The clause holding ``m`` is about the user.
 
@@ -89,7 +92,7 @@ def _mine(win: str, m: re.Match[str], built_in: bool = False) -> bool:
     left = _left(win, m.start())
     firsts = [x.end() for x in _FIRST.finditer(left)]
     thirds = [x.end() for x in _THIRD.finditer(left)]
-    if built_in and _FIRST.search(m.group()):
+    if built_in and (_BUILT_IN.search(m.group()) or m.group().endswith("without me")):
         return True
     if firsts:
         return not thirds or firsts[-1] > thirds[-1]
@@ -120,7 +123,9 @@ _DEATH_SELF = _rx(
     r"(?:i'm|im|i am|been|feel|feeling|felt|get|getting) (?:so |really |very |pretty |kinda |a bit |"
     r"a little )?sui?ci?d(?:al|ial)|sui thoughts|suicidal thoughts|thoughts of suicide|"
     r"(?:better off|happier|easier|fine|move on|carry on|go on|manage|cope) without me|"
-    r"go(?:ing)? through with it|get it right this time|take myself out|by my own hand|no more me|"
+    r"(?:when|after|once|for when) (?:i'?m|im|i am) gone(?! someday| one day| eventually| in the future)|"
+    r"once it'?s too late|"
+    r"go(?:ing)? through with it|get it right this time|take myself out(?! to| for| on)|by my own hand|no more me|"
     r"make sure (?:i don't|i do not|i never) (?:see|wake|make it)|(?:won't|will not|wont) (?:see|make it to) "
     r"(?:eid|christmas|xmas|easter|next|another|my|the end)|not planning on (?:coming|driving|going|walking) back|"
     r"rest for good|(?:i'?m|i am|im) (?:going to|gonna) (?:do it|try) again|(?:this time|tonight) i'?m "
@@ -135,7 +140,8 @@ _DEATH = _rx(
     r"(?:not|never|don't|didn't|won't|wouldn't) (?:wake|waking) up|stop (?:existing|breathing|living)|"
     r"cease to exist|not exist\w*|sleep forever|long sleep|eternal (?:sleep|rest)|at rest|rest forever|"
     r"(?:be|go|gone|disappear\w*|vanish\w*) (?:forever|for good|permanently)|be gone|"
-    r"leave (?:this|the) (?:world|earth|life)|leaving (?:this|the) world|leave early|check(?:ing)? out|"
+    r"leave (?:this|the) (?:world|earth|life)|leaving (?:this|the) world|"
+    r"(?:tried|try|want|wanted|wanting|going|plan|planning) to leave early(?! from| to| for)|check(?:ing)? out|"
     r"(?:it'll|it will|it's going to|this will|everything will|all) (?:all )?be over|be over (?:soon|by)|"
     r"over for good|permanent (?:solution|exit|sleep)|way out|the exit|"
     r"(?:everything|it all|it) (?:to )?(?:just )?stop(?: for good| forever| permanently)|"
@@ -164,7 +170,19 @@ _PASSIVE_DEATH = _rx(
     r"despawn\w*|fade (?:out|away)(?: quietly| forever| for good)?|want (?:it|this|everything|it all) over with|"
     r"rather (?:it|they|that) (?:had )?killed me|envy (?:the dead|everyone in)|clock to stop|"
     r"(?:didn't|did not|don't|do not|dont) exist (?:anymore|any more|any longer)|"
-    r"stopped (?:looking|checking) (?:when|before) i cross|(?:not|stop) fighting it|(?:go|leave) (?:now|soon)$"
+    r"stopped (?:looking|checking) (?:when|before) i cross|remov(?:e|ing) myself from (?:the equation|the picture|"
+    r"everything|this world|everyone'?s life)|(?:my|making my) own exit|last page of my (?:own )?story|"
+    r"log(?:ging)? off for good|(?:didn't|did not|don't|never|not) (?:waken|have to wake up)|went in my sleep|"
+    r"(?:don'?t|not|never) make it (?:home|back|through the night)|not bring me back|hoping it goes down|(?:not|"
+    r"stop) fighting it"
+)
+#: Means that leave little doubt when someone's thoughts keep returning to them (not "the lake", "letters").
+_HARD_MEANS = _rx(
+    r"guns?|pistol|rifle|shotgun|revolver|firearm|handgun|service weapon|\.45|\.38|ruger|glock|rope|noose|"
+    r"bridge|overpass|viaduct|ledge|roof|rooftop|cliffs?|balcony|tracks|railway|quarry|gorge|car park|"
+    r"multi-?storey|(?:\d+(?:st|nd|rd|th)|top|eighth|ninth|tenth) (?:floor|storey)|the drop|how far the drop|"
+    r"pills?|tablets?|overdose|blades?|razors?|knife|bleach|poison|charcoal|exhaust|helium|insulin|morphine|"
+    r"explosives?|drug room|vials?|anaesthetic|traffic|oncoming|lorr(?:y|ies)|the train|the wheel"
 )
 # An attempt under way or just made, told without a quantity ("cut too deep, it won't stop").
 _ATTEMPT_NOW = _rx(
@@ -173,7 +191,9 @@ _ATTEMPT_NOW = _rx(
     r"them|the lot)|(?:tablets|pills|meds) are (?:gone|down|in me)|drank (?:the|some|half the|half a) (?:[\w-]+ ){0,2}"
     r"(?:fuel|poison|bleach|liquid|weedkiller|weed killer|antifreeze|pesticide)|letting it happen|"
     r"drift off for the last time|noose (?:is )?(?:round|around) my neck|engine'?s running|"
-    r"(?:garage|car) door (?:is )?(?:shut|closed)|washed (?:them |it )?down"
+    r"(?:garage|car) door (?:is )?(?:shut|closed)|washed (?:them |it )?down|(?:i'?ve|i have|i) (?:just |already )?"
+    r"(?:overdosed|od'?d)(?! on\b)|feet (?:are )?(?:on the outside|over the edge)|i'?m on the ledge|"
+    r"on the ledge (?:now|rn)"
 )
 # Acts of a method, with or without a death word.
 _METHOD_ACT = _rx(
@@ -203,16 +223,19 @@ _MEANS = _rx(
     r"weed ?killer|poison\w*|charcoal|exhaust|hose|carbon monoxide|helium|plastic bag|pills?|tablets?|"
     r"capsules?|meds|medications?|painkillers?|paracetamol|tylenol|acetaminophen|ibuprofen|aspirin|"
     r"sleeping pills|insulin|antidepressants?|prescription|my stash|the stash|the lot|the water|the sea|"
+    r"co-?codamol|codeine|amitriptyline|propranolol|potassium chloride|digoxin|tramadol|diazepam|morphine|"
     r"the river|the lake|the train|the beam|loft hatch|reservoir|lookout|level crossing|headland|hose|"
     r"the garage|in the garage"
 )
 _DRUG_QTY = re.compile(
     r"\b(?:bottle|bunch|handful|fistful|box|boxes|pack|packet|packets|load|lot|all|everything|every|whole|entire|"
-    r"rest|month(?:'s|s)?(?: worth| supply)?|weeks?(?:'s)?(?: worth| supply)|a ton|too many|[1-9]\d+|twenty|"
+    r"rest|both|considerable (?:quantity|amount)|large (?:quantity|amount)|lots|month(?:'s|s)?(?: worth|"
+    r" supply)?|weeks?(?:'s)?(?: worth| supply)|a ton|too many|[1-9]\d+|twenty|"
     r"thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|dozens?|double|triple|half)\b"
     r"(?: \w+){0,3}? (?:of )?(?:my |the |those |these |them |his |her |mum's |mom's |dad's )?(?:\w+ )?"
     r"(?:pills?|tablets?|capsules?|meds|medications?|medicine|painkillers?|paracetamol|tylenol|acetaminophen|"
     r"ibuprofen|aspirin|insulin|antidepressants?|sleeping pills|prescription|sertraline|propranolol|"
+    r"amitriptyline|co-?codamol|codeine|tramadol|diazepam|morphine|packs?|"
     r"benzos?|xanax|valium|oxy\w*|opioids?|lithium|them)\b"
 )
 _TAKEN = _rx(
@@ -238,7 +261,7 @@ _WISH = _rx(
     r"okay with|wouldn't argue|won't argue|nice|easier|better off|better|rather|envy|jealous"
 )
 _WANT = _rx(
-    r"want\w*|wanna|need to|going to|gonna|imma|i'mma|about to|ready to|ready|decided|decide|deciding|will|'ll|"
+    r"want\w*|wanna|need to|going to|gonna|imma|i'mma|ima|about to|ready to|ready|decided|decide|deciding|will|'ll|"
     r"intend\w*|mean to|have to|should just|might just|could just|urges?|tempt\w*|craving|can't wait to|"
     r"make sure|make it so|choose|chose|chosen|made my choice|made up my mind|mind's made up|i'm done"
 )
@@ -281,6 +304,10 @@ _AT_HAND = _rx(
     r"is loaded|loaded|alone with it|alone with them"
 )
 _PREP_ACT = _rx(
+    r"goodbye (?:msgs?|messages?|emails?|texts?|letters?|notes?|videos?)|(?:said|saying) my (?:\w+ )?goodbyes|"
+    r"(?:my|the) (?:last|final) (?:letter|note|message|email)|final thing i'?ll ever|"
+    r"(?:scheduled|timed|set) (?:an |the |my )?(?:email|message|post|text)s? (?:\w+ ){0,6}?(?:after|once|when)|"
+    r"(?:send|sent|go|goes) (?:out )?(?:automatically )?(?:after|once|when) (?:i'?m|you'?re|i am) gone|"
     r"(?:letters?|notes?) (?:are |is )?(?:written|done|ready|on (?:the|my)|for (?:my|the|each|everyone)|to (?:my|"
     r"each|everyone))|(?:wrote|written|writing|write|left|leaving) (?:\w+ ){0,4}?(?:a |my |the |another |"
     r"goodbye |suicide )?(?:letters?|notes?)(?! (?:for|to) (?:work|school|class|the landlord|my landlord|"
@@ -290,7 +317,8 @@ _PREP_ACT = _rx(
     r"(?:gave|giving|give|given) (?:away )?(?:all )?(?:my|away my) (?:\w+ )?(?:things|stuff|belongings|"
     r"possessions|cat|dog|pets?|guitar|savings|money|ps\d|xbox|clothes)|sold my \w+ (?:\w+ )?(?:and|n) gave|"
     r"(?:check|checked|checking) where the cameras|(?:said|saying) (?:my )?goodbyes?|last look at|"
-    r"take care of my (?:cat|dog|kids|pets?) (?:for me|when|after)|look after (?:my|mum|mom)|"
+    r"take care of my (?:cat|dog|kids|pets?) (?:for me|when|after)|look after my (?:cat|dog|kids|pets?|"
+    r"children) (?:for me|when i|after)|"
     r"(?:won't|wont|will not) (?:need|be needing) (?:it|them|these|this|my|any)|"
     r"(?:research|researched|researching|looked up|googled|looking up|reading up)(?: on)? (?:\w+ ){0,3}?(?:how "
     r"many|which|how much|how long|how high|what to take|the best way|ways to)"
@@ -318,9 +346,12 @@ _SH_ACT = _rx(
     r"hurt\w* my (?:own )?(?:hands?|fingers?|arms?|legs?|body|skin)|"
     r"(?:press\w*|held|hold\w*|drag\w*|pinch\w*|claw\w*|beat|beating|slap\w*|drive|drove|dig\w*|carv\w*|"
     r"scratch\w*|scrap\w*|burn\w*|snap\w*|cut\w*|punch\w*|bang\w*|jab\w*|stab\w*|rub\w*)"
-    r"(?: [\w'-]+){0,8}? (?:into|onto|on|to|against|across|over|in) (?:the (?:inside|back|backs) of )?my (?:own )?"
-    r"(?:inner )?(?:arms?|forearms?|wrists?|thighs?|legs?|hips?|stomach|skin|hands?|palms?|shins?|face|"
-    r"fingers?|ankles?|chest|belly|tummy)|"
+    r"(?: [\w'-]+){0,8}? (?:(?:into|onto|on|to|against|across|over|in|under|with) )?(?:the (?:inside|back|backs) "
+    r"of )?my (?:own )?(?:inner |upper )?(?:arms?|forearms?|wrists?|thighs?|legs?|hips?|stomach|skin|hands?|"
+    r"palms?|shins?|face|fingers?|ankles?|chest|belly|tummy)|open myself up|self[- ]inflicted|"
+    r"cut (?:again|tonight|deeper|deep)|(?:without|free of|from|history with) cutting|"
+    r"(?:to|can i|should i|when|where to) cut(?:ting)?\b[^.?!]{0,30}\b(?:body|arms?|wrists?|legs?|thighs?|veins|"
+    r"marks|notices|sees|deep)|"
     r"(?:do|did|doing) (?:it|them|this|that) to myself|self[- ]arm|bad[- ]day kit|add more (?:lines|marks|scars|cuts)|"
     r"wanting to add more|until (?:it'?s |they'?re |they were |it was )?(?:raw|purple|bled|bleeding|blood came)|"
     r"(?:til|till) (?:it|they) (?:bled|bleeds?|was raw)|(?:burn|cut|cuts|burns) on purpose|"
@@ -338,7 +369,14 @@ _SH_GUARD = _rx(
     r"candle|curling|straightener|accident\w*|slipped|fell|falling|tripped|roller derby|rugby|football|"
     r"hockey|gym|workout|climbing|bouldering|garden\w*|hair|haircut|buzz cut|fringe|bangs|nails|glass|"
     r"paper cut|cat|dog|puppy|kitten|sunburn\w*|class|corners|ties|carbs|sugar|costs|budget|lecture|"
-    r"diet|ballet|dance|tattoo"
+    r"diet|ballet|dance|tattoo|itch\w*|mosquito|bites|eczema|rash|allerg\w*"
+)
+#: Words that make an injury deliberate whatever else the text says (they override the guard above).
+_DELIBERATE_SH = re.compile(
+    r"\b(?:on purpose|deliberately|to feel|punish|urge|relaps|deserve|cope|"
+    r"until (?:it|they) (?:bled|bleeds?|went purple|cracks?|crack)|(?:til|till) (?:it|they) bled|when i'?m "
+    r"(?:angry|stressed|upset|sad|useless)|when i feel|as penance|habit|to myself|nobody sees|no one sees|"
+    r"self[- ]inflicted|so (?:nobody|no one) (?:sees|notices))"
 )
 _HISTORY = _rx(
     r"(?:my|an|a|the|first|second|third|last|previous|suicide|failed) attempts?(?! at (?:[a-z]+ing|the|a|an|"
@@ -485,7 +523,9 @@ _BENIGN_FAREWELL = re.compile(
     r"letters?)|baby|wedding|"
     r"grandchildren|grandkids|eighteenth|18th|basic training|successor|colleagues|solicitor|wills|"
     r"operation|surgery|replacement|time capsule|estate plan\w*|financial adviser|host family|for good 😭|"
-    r"leaving twitter|going back to|patients|"
+    r"leaving twitter|going back to|patients|to the team|to my team|to (?:my )?(?:colleagues|coworkers|clients|"
+    r"students|class)|new life|fly out|flying out|retreat|for a while|never (?:play|use|wear|ride)|"
+    r"(?:don't|no longer) (?:play|use|need|wear)|"
     r"goodbye to (?:my|the|our) (?:\w+ )?(?:home|house|flat|apartment|job|school|city|town|office|car|team|"
     r"colleagues|classmates|students|kids|brothers|sisters))\b"
 )
@@ -541,6 +581,13 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
     now_ = g(_ATTEMPT_NOW).search(win)
     if now_ and not activity and not _negated(win, now_) and _mine(win, now_, True):
         add(Finding("attempt", "critical", _ev(win, now_), "attempt_now"))
+
+    if (
+        act
+        and g(_DONE_NOW).search(win)
+        and re.match(r"(?:jumped|went over|stepped|drove|swallowed|took|hung)", act.group())
+    ):
+        add(Finding("attempt", "critical", _ev(win, act), "act_just_done"))
 
     # questions about lethality
     q = g(_LETHAL_Q).search(win)
@@ -611,9 +658,30 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
     ):
         add(Finding("plan", "critical", _ev(win, means, time), "place_time_plan"))
 
+    # means got for oneself ("it's not for hunting", "it's for me") or rehearsed with
+    if (
+        means
+        and not grief
+        and (
+            re.search(
+                r"\b(?:(?:it'?s|its) (?:for me|not for (?:hunting|work|the rats|pests))|for myself|not going to "
+                r"hurt anyone else|for me,? not)\b",
+                win,
+            )
+            or re.search(
+                r"\brehears\w*|\bpractice run|\bdry run|\btest(?:ed|ing)? (?:the|my|how) (?:knot|rope|belt|"
+                r"weight|beam|hose)",
+                win,
+            )
+        )
+        and _FIRST.search(win)
+    ):
+        add(Finding("preparatory", "critical", _ev(win, means), "means_for_me"))
+
     # thoughts fixed on a means ("my dad's shotgun is in the cabinet and i think about it too much")
-    if means and think and not activity and not grief and _mine(win, think) and core is None:
-        add(Finding("method", "high", _ev(win, think, means), "means_thought"))
+    hard = g(_HARD_MEANS).search(win)
+    if hard and think and not activity and not grief and _mine(win, think) and core is None:
+        add(Finding("method", "high", _ev(win, think, hard), "means_thought"))
 
     # means acquired or at hand, preparatory acts
     if means and not activity and not grief:
@@ -635,7 +703,9 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
             or time
             or g(_PREP_ACT).search(win)
             or re.search(
-                r"\b(?:stockpil|hoard|stash|saved|been saving|(?:been|started|keep) collecting)",
+                r"\b(?:stockpil|hoard|stash|saved|been saving|(?:been|started|keep) collecting|building up|"
+                r"a supply|keeping back|hiding them|hid them|hidden them|several (?:shops|pharmacies|chemists)|"
+                r"different (?:shops|pharmacies|chemists|gps|doctors)|every (?:shift|week|day)|so far)",
                 win,
             )
         ):
@@ -670,13 +740,13 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
 
     # non-suicidal self-harm
     sh = g(_SH_ACT).search(win)
-    deliberate = r"on purpose|deliberately|to feel|punish|urge|relaps|deserve|cope|accidentally'|'accidentally"
+    deliberate = _DELIBERATE_SH
     if (
         sh
         and _not_idiom(win, sh)
         and not _negated(win, sh)
         and _mine(win, sh, True)
-        and (not g(_SH_GUARD).search(ctx) or re.search(deliberate, win))
+        and (not g(_SH_GUARD).search(ctx) or deliberate.search(ctx))
     ):
         add(Finding("nssi", "high", _ev(win, sh), "self_harm"))
     return out
