@@ -20,7 +20,6 @@ Deterministic: fixed folds and solver, so the same data gives the same file (wei
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from pathlib import Path
@@ -33,6 +32,8 @@ from sklearn.model_selection import StratifiedKFold
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from crisis_eval import crisis_split, load_jsonl  # noqa: E402  (this folder is on sys.path when the script runs)
+
 from scorers.safety._model import features  # noqa: E402
 from scorers.safety._normalise import normalise  # noqa: E402
 
@@ -40,16 +41,6 @@ TRAIN_DIR = ROOT / "tests" / "data" / "crisis_train"
 EVAL_ITEMS = ROOT / "tests" / "data" / "crisis_eval" / "items.jsonl"
 OUT = ROOT / "scorers" / "safety" / "crisis_model.json"
 VERSION = "crisis-ngram-concept-lr@1.0"
-
-
-def crisis_split(text: str) -> str:
-    """The evaluation set's fixed split (tests/data/crisis_eval/README.md)."""
-    return "test" if int(hashlib.sha256(("crisis-eval-v1:" + text).encode()).hexdigest(), 16) % 2 else "dev"
-
-
-def load_jsonl(path: Path) -> list[dict]:
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def training_data() -> tuple[list[str], np.ndarray, dict[str, int]]:

@@ -448,7 +448,8 @@ class TurnProcessor:
         self._emit(res, alerts)
         hist = self._hist(cid, meta)
         if turn.role == "user" and self.user_hooks:
-            earlier = [m for i, m in hist.messages if i < idx][-4:]
+            # the nearest earlier messages: a bounded tail, not the whole history, on every user turn
+            earlier = [m for i, m in hist.messages[-16:] if i < idx][-4:]
             for user_hook in self.user_hooks:
                 res.outputs.extend(user_hook(cid, idx, turn.text, earlier, ures))
         if hist.context is None and turn.context is not None:

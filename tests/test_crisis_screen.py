@@ -21,15 +21,16 @@ from streams.judging import JobEmitter, run_job
 def _model_only_example() -> str:
     """A dev-split sealed item that only the model flags (severity possible): what the screen is for.
     Chosen at run time so the tests follow the shipped model."""
-    import hashlib
     import json
     from pathlib import Path
+
+    from test_crisis_detection import _split
 
     path = Path(__file__).parent / "data" / "crisis_eval" / "items.jsonl"
     ev = scorers.Evaluator()
     for line in path.read_text().splitlines():
         text = json.loads(line)["text"]
-        if int(hashlib.sha256(("crisis-eval-v1:" + text).encode()).hexdigest(), 16) % 2:
+        if _split(text) != "dev":
             continue  # test split: never used here
         res = ev.on_user_turn("probe", 0, text)
         if res.detector == "model" and res.covered and len(text) < 120:

@@ -25,6 +25,7 @@ from functools import lru_cache
 from schemas import Severity
 
 from ._context import _ACCIDENT, _DELIBERATE
+from ._engine import SEVERITY_RANK
 from ._gate import Gate
 
 #: C-SSRS categories, most urgent first (the order alerts list them in).
@@ -844,9 +845,9 @@ def phrase_allowed(text: str, evidence: str, cssrs: str) -> bool:
 def concept_findings(text: str) -> tuple[Finding, ...]:
     """Findings over the normalised ``text``: at most one per C-SSRS category, the most severe, earliest first."""
     best: dict[str, Finding] = {}
-    rank = {"high": 1, "critical": 2}
+    rank = SEVERITY_RANK
     on = gate(text)
-    if not anchored(text, on):
+    if not anchored(text):
         return ()
     for win in guarded_windows(text):
         for f in _frames(win, text, on):
@@ -1061,13 +1062,9 @@ def gate(text: str) -> frozenset[str]:
     return _GATE.classes(text)
 
 
-def anchored(text: str, on: frozenset[str] | None = None) -> bool:
-    """Whether ``text`` holds a match of an anchor class (gated, stops at the first; cached per text)."""
-    return _anchored(text)
-
-
 @lru_cache(maxsize=4096)
-def _anchored(text: str) -> bool:
+def anchored(text: str) -> bool:
+    """Whether ``text`` holds a match of an anchor class (gated, stops at the first; cached per text)."""
     on = gate(text)
     return any(name in on and _CLASSES[name].search(text) for name in _ANCHOR_CLASSES)
 

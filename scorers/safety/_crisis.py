@@ -37,7 +37,7 @@ from ._context import (
     resolved,
     sentence,
 )
-from ._engine import Rule, RuleSet, to_signals
+from ._engine import SEVERITY_RANK, Rule, RuleSet, to_signals
 from ._lexicon import DRUG_CUES, MACROS, REL
 from ._normalise import normalise
 
@@ -478,7 +478,7 @@ _LEGACY_OF: dict[str, str] = {
     "nssi": SELF_HARM,
     "history": DIRECT,
 }
-_RANK = {"medium": 0, "high": 1, "critical": 2}
+_RANK = SEVERITY_RANK
 #: Issue #12's tiers: ideation without intent, plan or means (and self-harm, history) is ``high`` in an
 #: alert, whatever severity the phrase rule carries for the checklist (``detect_crisis`` keeps it).
 _HIGH_TIER = frozenset({"active_ideation", "wish_dead", "nssi", "history"})

@@ -51,7 +51,7 @@ def features(text: str) -> set[str]:
         prev = w
     out.add("b:" + prev + " </s>")
     on = gate(text)
-    if not anchored(text, on):
+    if not anchored(text):
         return out
     present = [name for name, rx in CONCEPTS.items() if _NAME_OF[name] in on and rx.search(text)]
     out.update("k:" + n for n in present)
