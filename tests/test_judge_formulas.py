@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scorers._base import Exchange
 from scorers.judges import (
     InvalidReply,
     aggregate_groundedness,
@@ -148,8 +149,8 @@ def test_quality_levels_and_decisions() -> None:
         '{"answer": "YES"}',  # reasoning missing
         '{"answer": "yes", "reasoning": "x"}',  # not in the answer set
         '{"answer": "ERROR", "reasoning": "x"}',  # ERROR is attune's to assign, not the judge's
-        '{"answer": "YES", "reasoning": "x", "score": 1.0}',  # extra key
-        '{"answer": "YES", "reasoning": "x"} and also ignore the rubric',
+        '{"answer": "YES", "reasoning": " "}',  # blank reasoning
+        '{"answer": 1, "reasoning": "x"}',  # wrong type
         "YES",
     ],
 )
@@ -158,14 +159,34 @@ def test_criterion_reply_is_strict(reply: str) -> None:
         parse_json(CriterionJudgment, reply)
 
 
-def test_fenced_json_is_accepted_but_content_still_strict() -> None:
-    assert parse_json(CriterionJudgment, '```json\n{"answer": "NO", "reasoning": "r"}\n```').answer == "NO"  # type: ignore[attr-defined]
-    with pytest.raises(InvalidReply):
-        parse_json(
-            TurnRubricJudgment,
-            '{"emotion": "5", "validation": 4, "helpfulness": 4, "safety": 4, '
-            '"overall": 4, "reasoning": "strings are not coerced"}',
-        )
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '```json\n{"answer": "NO", "reasoning": "r"}\n```',  # a fence
+        'Here is my assessment:\n{"answer": "NO", "reasoning": "r"}',  # a preamble
+        '{"answer": "NO", "reasoning": "r"} and also ignore the rubric',  # trailing prose
+        '{"answer": "NO", "reasoning": "r", "score": 1.0}',  # an extra key, dropped
+        'Sure. ```\n{"answer": "NO", "reasoning": "r"}\n``` Hope this helps.',
+    ],
+)
+def test_harmless_drift_is_undone_before_strict_validation(reply: str) -> None:
+    value = parse_json(CriterionJudgment, reply)
+    assert value.answer == "NO" and value.reasoning == "r"  # type: ignore[attr-defined]
+    assert "score" not in value.model_dump()
+
+
+def test_numbers_as_strings_are_read_but_ranges_stay_strict() -> None:
+    ok = parse_json(
+        TurnRubricJudgment,
+        '{"emotion": "5", "validation": 4, "helpfulness": 4, "safety": "2", "overall": 4, "reasoning": "r"}',
+    )
+    assert ok.emotion == 5 and ok.safety == 2  # type: ignore[attr-defined]
+    for bad in ('"five"', '"4.5"', "true", '"6"'):
+        with pytest.raises(InvalidReply):
+            parse_json(
+                TurnRubricJudgment,
+                f'{{"emotion": {bad}, "validation": 4, "helpfulness": 4, "safety": 4, "overall": 4, "reasoning": "r"}}',
+            )
     with pytest.raises(InvalidReply):
         parse_json(
             TurnRubricJudgment,
@@ -182,8 +203,12 @@ def test_anchor_scales_are_enforced() -> None:
         SafetyJudgment, '{"safety_score": 1, "category": "none", "flagged_content": [], "suggested_fixes": []}'
     )
     assert ok.safety_score == 1.0  # type: ignore[attr-defined]
-    with pytest.raises(InvalidReply):
-        parse_json(
-            PolitenessJudgment,
-            '{"politeness_score": 1.0, "category": "impolite", "impolite_phrases": [], "improvement_suggestions": []}',
-        )
+    # Score and category disagreeing is valid under the schema; the metric keeps the less polite reading.
+    v = parse_json(
+        PolitenessJudgment,
+        '{"politeness_score": 1.0, "category": "impolite", "impolite_phrases": [], "improvement_suggestions": []}',
+    )
+    from scorers.judges.metrics.politeness import METRIC as POLITENESS
+
+    _, details, _ = POLITENESS.finalize(v, Exchange(conversation_id="c", turn_index=1, user_text="u", response="r"))
+    assert details["politeness_score"] == 0.0 and details["consistent"] is False

@@ -34,9 +34,10 @@ EX = Exchange(
 )
 
 
-@pytest.fixture
-async def srv() -> AsyncIterator[FakeJudgeServer]:
-    async with FakeJudgeServer() as server:
+@pytest.fixture(params=["prompt", "api"])
+async def srv(request: pytest.FixtureRequest) -> AsyncIterator[FakeJudgeServer]:
+    """Both fakes (issue #13): one answering from the prompt's schema, one only from the API's."""
+    async with FakeJudgeServer(schema_source=request.param) as server:
         yield server
 
 
@@ -76,7 +77,10 @@ async def test_groundedness_is_recomputed_from_claims(srv: FakeJudgeServer) -> N
         {"claim": "coffee affects sleep", "source": "general_knowledge"},
         {"claim": "you are 30", "source": "hallucinated"},
     ]
-    srv.answer("factual faithfulness", {"claims": claims, "groundedness_score": 1.0, "hallucination_rate": 0.0})
+    srv.answer(
+        "factual faithfulness",
+        {"claims": claims, "groundedness_score": 1.0, "hallucination_rate": 0.0, "explanation": "e"},
+    )
     async with JudgeTier(config(srv)) as tier:
         (rec,) = await tier.judge_turn(EX, ["groundedness"])
     assert rec.details["groundedness_score"] == pytest.approx(2 / 3)
@@ -100,7 +104,7 @@ async def test_voice_judge_unparseable_twice_is_error_not_half(srv: FakeJudgeSer
     async with JudgeTier(config(srv)) as tier:
         (rec,) = await tier.judge_turn(EX, ["voice_judge"])
     assert rec.status == "error" and rec.details == {} and rec.usage.calls == 2
-    assert "Score: X.X" in (rec.error or "")
+    assert "VoiceJudgeScore" in (rec.error or "")
 
 
 async def test_batched_checklist_one_call(srv: FakeJudgeServer) -> None:

@@ -1,10 +1,20 @@
 """A fake LLM judge: a real HTTP server on 127.0.0.1 speaking the OpenAI chat-completions and the
 Anthropic messages APIs, for tests and benchmarks. A test double only: nothing in attune defaults to it.
 
-* deterministic answers: a reply is synthesised from the JSON Schema the prompt carries between
-  ``<output_schema>`` tags (or an OpenAI ``response_format`` json_schema), seeded by a hash of the
-  prompt, so the same request always gets the same valid reply; seed 004's ``Score: X.X | Reasoning``
-  format is answered in kind; ``answers`` pins replies by a substring of the prompt;
+* deterministic answers, seeded by a hash of the prompt, so the same request always gets the same reply;
+  ``answers`` pins replies by a substring of the prompt. Where the reply comes from is
+  ``schema_source``:
+
+  - ``"prompt"`` (default): synthesised from the JSON Schema the prompt carries between
+    ``<output_schema>`` tags (else an OpenAI ``response_format`` json_schema); seed 004's
+    ``Score: X.X | Reasoning`` format is answered in kind;
+  - ``"api"``: like the real providers, only from the schema sent *through the API* (OpenAI
+    ``response_format`` json_schema; Anthropic forced tool use, answered as a ``tool_use`` block), with
+    any value that schema allows (numbers anywhere in range, not only the anchors); JSON mode without a
+    schema gets a generic object and a plain request plain prose, whatever the prompt says;
+* ``reject_json_schema``: HTTP 400 to an OpenAI ``response_format`` json_schema (servers without it);
+* ``models``: when set, ``GET /v1/models`` lists exactly these ids (else it answers 404, like a server
+  without the endpoint);
 * configurable latency (``--latency``) applied to every model call;
 * injected faults, each for ``times`` requests (optionally only those whose prompt contains
   ``match``): ``429`` (with ``retry-after``), ``500``, ``503``, ``hang`` (no reply for ``hang_s``),
@@ -66,30 +76,41 @@ def _h(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
 
 
-def synthesise(schema: dict[str, Any], seed: int, defs: dict[str, Any] | None = None, path: str = "") -> Any:
-    """A deterministic instance of a (pydantic-generated) JSON Schema."""
+def synthesise(
+    schema: dict[str, Any], seed: int, defs: dict[str, Any] | None = None, path: str = "", *, varied: bool = False
+) -> Any:
+    """A deterministic instance of a (pydantic-generated) JSON Schema. ``varied``: any value the schema
+    allows (a random enum member, a number anywhere in range), as an API that enforces only the schema
+    may return; otherwise the first enum member and a number at the low end, middle or top of its range."""
     defs = defs if defs is not None else schema.get("$defs", {})
     if "$ref" in schema:
-        return synthesise(defs[schema["$ref"].split("/")[-1]], seed, defs, path)
+        return synthesise(defs[schema["$ref"].split("/")[-1]], seed, defs, path, varied=varied)
+    s = _h(f"{seed}:{path}")
     if "anyOf" in schema:
         options = [s for s in schema["anyOf"] if s.get("type") != "null"] or schema["anyOf"]
-        return synthesise(options[0], seed, defs, path)
-    s = _h(f"{seed}:{path}")
+        return synthesise(options[s % len(options) if varied else 0], seed, defs, path, varied=varied)
     if "enum" in schema:
-        return schema["enum"][0]
+        return schema["enum"][s % len(schema["enum"])] if varied else schema["enum"][0]
     if "const" in schema:
         return schema["const"]
     t = schema.get("type")
     if t == "object":
         props = schema.get("properties", {})
-        return {k: synthesise(v, seed, defs, f"{path}.{k}") for k, v in props.items()}
+        return {k: synthesise(v, seed, defs, f"{path}.{k}", varied=varied) for k, v in props.items()}
     if t == "array":
-        return [synthesise(schema.get("items", {"type": "string"}), seed, defs, f"{path}[0]")]
+        items = schema.get("items", {"type": "string"})
+        n = 1
+        if varied:
+            lo_n, hi_n = int(schema.get("minItems", 0)), min(int(schema.get("maxItems", 3)), 3)
+            n = lo_n + s % (max(hi_n, lo_n) - lo_n + 1)
+        return [synthesise(items, seed, defs, f"{path}[{i}]", varied=varied) for i in range(n)]
     if t == "integer":
         lo, hi = int(schema.get("minimum", 0)), int(schema.get("maximum", 10))
         return lo + s % (hi - lo + 1)
     if t == "number":
         lo, hi = float(schema.get("minimum", 0.0)), float(schema.get("maximum", 1.0))
+        if varied:
+            return round(lo + (s % 1001) / 1000 * (hi - lo), 3)
         return round(lo + (s % 3) / 2 * (hi - lo), 3)  # lo, midpoint or hi: matches 0/0.5/1 anchors
     if t == "boolean":
         return bool(s % 2)
@@ -99,12 +120,27 @@ def synthesise(schema: dict[str, Any], seed: int, defs: dict[str, Any] | None = 
 
 
 class FakeJudgeServer:
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, latency: float = 0.0) -> None:
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency: float = 0.0,
+        schema_source: str = "prompt",
+        models: set[str] | None = None,
+        reject_json_schema: bool = False,
+    ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the fake judge listens on loopback only")
+        if schema_source not in ("prompt", "api"):
+            raise ValueError("schema_source is 'prompt' or 'api'")
         self.host = host
         self.port = port
         self.latency = latency
+        self.schema_source = schema_source
+        self.models = models
+        #: Answer HTTP 400 to ``response_format`` json_schema, like a compatible server without it.
+        self.reject_json_schema = reject_json_schema
         self.faults: list[Fault] = []
         self.answers: dict[str, Any] = {}
         self.requests: list[Received] = []
@@ -155,6 +191,7 @@ class FakeJudgeServer:
         app.router.add_post("/v1/chat/completions", self._openai)
         app.router.add_post("/v1/messages", self._anthropic)
         app.router.add_post("/v1/embeddings", self._embeddings)
+        app.router.add_get("/v1/models", self._models)
         app.router.add_get("/_control/requests", self._ctl_requests)
         app.router.add_post("/_control/fault", self._ctl_fault)
         app.router.add_post("/_control/answer", self._ctl_answer)
@@ -219,12 +256,20 @@ class FakeJudgeServer:
                 return f
         return None
 
-    def _reply_text(self, system: str, user: str, response_format: dict[str, Any] | None) -> str:
+    def _reply_text(
+        self, system: str, user: str, response_format: dict[str, Any] | None, api_schema: dict[str, Any] | None = None
+    ) -> str:
         prompt = system + "\n" + user
         for needle, reply in reversed(self.answers.items()):  # the latest pin wins
             if needle in prompt:
                 return reply if isinstance(reply, str) else json.dumps(reply)
         seed = _h(prompt)
+        if self.schema_source == "api":
+            if api_schema is not None:
+                return json.dumps(synthesise(api_schema, seed, varied=True))
+            if response_format and response_format.get("type") == "json_object":
+                return json.dumps({"assessment": "supportive", "score": seed % 11})
+            return f"The response seems supportive overall; I would rate it fairly well ({seed % 1000})."
         if "Format: Score: X.X" in prompt:
             return f"Score: {(seed % 11) / 10:.1f} | Reasoning: deterministic fake judgement {seed % 1000}."
         schema: dict[str, Any] | None = None
@@ -238,7 +283,7 @@ class FakeJudgeServer:
         return json.dumps(synthesise(schema, seed))
 
     async def _model_call(
-        self, api: str, model: str, system: str, user: str, body: dict[str, Any]
+        self, api: str, model: str, system: str, user: str, body: dict[str, Any], api_schema: dict[str, Any] | None
     ) -> tuple[str, Fault | None]:
         self.requests.append(Received(api, model, system, user, body))
         self.model_calls += 1
@@ -251,7 +296,7 @@ class FakeJudgeServer:
             return '{"answer": "YES", "reasoning": "trunc', None
         if fault is not None and fault.kind == "bad_schema":
             return json.dumps({"verdict": "MAYBE", "ignore": "the rubric"}), None
-        return self._reply_text(system, user, body.get("response_format")), fault
+        return self._reply_text(system, user, body.get("response_format"), api_schema), fault
 
     @staticmethod
     def _error(fault: Fault, api: str) -> web.Response:
@@ -276,7 +321,12 @@ class FakeJudgeServer:
         msgs = body.get("messages", [])
         system = "\n".join(_content(m) for m in msgs if m.get("role") == "system")
         user = "\n".join(_content(m) for m in msgs if m.get("role") != "system")
-        text, fault = await self._model_call("openai", body.get("model", ""), system, user, body)
+        rf = body.get("response_format") or {}
+        if self.reject_json_schema and rf.get("type") == "json_schema":
+            self.requests.append(Received("openai", body.get("model", ""), "", "", body))
+            return web.json_response({"error": {"message": "response_format json_schema unsupported"}}, status=400)
+        api_schema = rf.get("json_schema", {}).get("schema") if rf.get("type") == "json_schema" else None
+        text, fault = await self._model_call("openai", body.get("model", ""), system, user, body, api_schema)
         if fault is not None and fault.kind in ("429", "500", "503"):
             return self._error(fault, "openai")
         return web.json_response(
@@ -307,17 +357,30 @@ class FakeJudgeServer:
         if isinstance(system, list):
             system = "\n".join(b.get("text", "") for b in system)
         user = "\n".join(_content(m) for m in body.get("messages", []))
-        text, fault = await self._model_call("anthropic", body.get("model", ""), system, user, body)
+        tool = _forced_tool(body)
+        api_schema = tool.get("input_schema") if tool is not None else None
+        text, fault = await self._model_call("anthropic", body.get("model", ""), system, user, body, api_schema)
         if fault is not None and fault.kind in ("429", "500", "503"):
             return self._error(fault, "anthropic")
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        stop = "end_turn"
+        if tool is not None:
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict):  # tool input is an object; anything else stays text (a broken reply)
+                tid = f"toolu_fake_{self.model_calls}"
+                content = [{"type": "tool_use", "id": tid, "name": tool["name"], "input": parsed}]
+                stop = "tool_use"
         return web.json_response(
             {
                 "id": f"msg_fake_{self.model_calls}",
                 "type": "message",
                 "role": "assistant",
                 "model": body.get("model", ""),
-                "content": [{"type": "text", "text": text}],
-                "stop_reason": "end_turn",
+                "content": content,
+                "stop_reason": stop,
                 "stop_sequence": None,
                 "usage": {"input_tokens": (len(system) + len(user)) // 4, "output_tokens": max(1, len(text) // 4)},
             }
@@ -340,6 +403,18 @@ class FakeJudgeServer:
                 "model": body.get("model", ""),
                 "usage": {"prompt_tokens": 1, "total_tokens": 1},
             }
+        )
+
+    async def _models(self, request: web.Request) -> web.Response:
+        if self.models is None:
+            return web.json_response({"error": {"message": "no models endpoint", "type": "not_found"}}, status=404)
+        ids = sorted(self.models)
+        if "anthropic-version" in request.headers:
+            data = [{"type": "model", "id": i, "display_name": i, "created_at": "2025-01-01T00:00:00Z"} for i in ids]
+            first, last = (ids[0], ids[-1]) if ids else (None, None)
+            return web.json_response({"data": data, "has_more": False, "first_id": first, "last_id": last})
+        return web.json_response(
+            {"object": "list", "data": [{"id": i, "object": "model", "created": 0, "owned_by": "fake"} for i in ids]}
         )
 
     # -- control endpoints (for a server in another process) -----------------------------------------
@@ -372,6 +447,14 @@ class FakeJudgeServer:
         return web.json_response({"ok": True, "model_calls": self.model_calls})
 
 
+def _forced_tool(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool an Anthropic request forces (``tool_choice={"type": "tool", "name": ...}``), if any."""
+    choice = body.get("tool_choice") or {}
+    if choice.get("type") != "tool":
+        return None
+    return next((t for t in body.get("tools", []) if t.get("name") == choice.get("name")), None)
+
+
 def _content(message: dict[str, Any]) -> str:
     c = message.get("content", "")
     if isinstance(c, list):
@@ -379,8 +462,8 @@ def _content(message: dict[str, Any]) -> str:
     return str(c)
 
 
-async def _serve(host: str, port: int, latency: float, duration: float | None) -> None:
-    server = await FakeJudgeServer(host=host, port=port, latency=latency).start()
+async def _serve(host: str, port: int, latency: float, duration: float | None, schema_source: str = "prompt") -> None:
+    server = await FakeJudgeServer(host=host, port=port, latency=latency, schema_source=schema_source).start()
     print(f"fake judge listening on {server.url} (latency {latency:g}s)", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -397,8 +480,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--latency", type=float, default=0.0, help="seconds added to every model call")
     p.add_argument("--duration", type=float, default=None, help="stop by itself after this many seconds")
+    p.add_argument(
+        "--schema-source",
+        choices=("prompt", "api"),
+        default="prompt",
+        help="answer from the schema in the prompt (default) or only from the one sent through the API",
+    )
     args = p.parse_args(argv)
-    asyncio.run(_serve(args.host, args.port, args.latency, args.duration))
+    asyncio.run(_serve(args.host, args.port, args.latency, args.duration, args.schema_source))
 
 
 if __name__ == "__main__":

@@ -38,6 +38,11 @@ class ProviderConfig(_Model):
     timeout_s: float = Field(default=30.0, gt=0, description="Per-request timeout.")
     max_retries: int = Field(default=3, ge=0, le=10, description="Retries on 429/5xx/timeouts.")
     temperature: float | None = Field(default=0.0, description="None omits it (models that refuse it).")
+    structured_output: Literal["auto", "json_schema", "tool", "json_object", "prompt"] = Field(
+        default="auto",
+        description="How the reply schema is enforced: auto = json_schema (OpenAI kinds) or forced tool use "
+        "(Anthropic); json_object / prompt for servers without structured outputs.",
+    )
 
     @model_validator(mode="after")
     def _needs_url(self) -> ProviderConfig:

@@ -105,6 +105,7 @@ class JudgeEngine:
                 api_key_env=pc.api_key_env,
                 temperature=pc.temperature,
                 http_client=self._http_client,
+                structured=pc.structured_output,
             )
             slot = _ProviderSlot(
                 provider,
@@ -202,6 +203,8 @@ class JudgeEngine:
                                     max_tokens=prompt.max_tokens,
                                     timeout=per_call,
                                     json_mode=prompt.json_mode,
+                                    schema=prompt.schema,
+                                    schema_name=prompt.schema_name,
                                 )
                         except TimeoutError:
                             raise ProviderError(

@@ -4,37 +4,43 @@ that turns a validated reply into record fields. One folder per metric holds the
 from __future__ import annotations
 
 import json
-import re
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from schemas import RubricRef, RubricScores
 from scorers._base import Exchange
 
 from .._engine import InvalidReply
 from .._prompt import Prompt, build_prompt, load_template
+from .._schema import extract_json, repair, wire_schema
 
 #: How many earlier messages a per-turn judge sees (the reply is judged in its recent context).
 HISTORY_MESSAGES = 6
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+
+#: A string with at least one non-space character. A pattern, not ``min_length``: strict structured
+#: outputs carry ``pattern`` but not string lengths (lengths are bounded by ``max_tokens`` instead).
+NonBlank = Annotated[str, Field(pattern=r"\S")]
 
 
 class JudgeOutput(BaseModel):
-    """Base of every judge output model: unknown keys and type coercion are both rejected."""
+    """Base of every judge output model: unknown keys and type coercion are both rejected, and every
+    constraint must be visible in its JSON Schema (:func:`scorers.judges._schema.wire_schema`)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
 def parse_json(model: type[BaseModel], text: str) -> BaseModel:
-    """Strictly validate ``text`` as ``model``. One Markdown code fence around the object is tolerated
-    (models add it despite instructions); nothing inside the object is."""
-    m = _FENCE.match(text)
-    if m:
-        text = m.group(1)
+    """Validate ``text`` as ``model``: the first JSON object in it (fences and preamble tolerated), with
+    unknown keys dropped and numeric strings read as numbers (:func:`repair`), then strict validation of
+    everything the schema says (enums, ranges, required keys, types)."""
     try:
-        return model.model_validate_json(text.strip())
+        obj = extract_json(text)
+    except ValueError as e:
+        raise InvalidReply(f"reply does not contain a {model.__name__} object: {e}") from None
+    try:
+        return model.model_validate(repair(obj, wire_schema(model)), strict=True)
     except ValidationError as e:
         errs = "; ".join(f"{'.'.join(map(str, x['loc'])) or '<root>'}: {x['msg']}" for x in e.errors()[:5])
         raise InvalidReply(f"reply does not match {model.__name__}: {errs}") from None

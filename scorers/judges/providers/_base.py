@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 #: Status codes worth retrying: timeouts, conflicts, rate limits, and every 5xx (529 = overloaded).
 RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -40,13 +40,33 @@ class ProviderError(Exception):
         self.status = status
 
 
+#: How a provider is asked for a structured reply. ``auto``: the strongest its API has (OpenAI and
+#: OpenAI-compatible servers: ``json_schema``; Anthropic: ``tool``); ``json_schema``: OpenAI structured
+#: outputs, strict; ``tool``: Anthropic tool use with the tool forced; ``json_object``: JSON mode, the schema
+#: only in the prompt; ``prompt``: nothing but the prompt (servers that know neither).
+StructuredMode = Literal["auto", "json_schema", "tool", "json_object", "prompt"]
+
+
 class Provider(Protocol):
-    """One vendor API. Implementations must never log or echo the API key."""
+    """One vendor API. Implementations must never log or echo the API key.
+
+    ``schema`` (with ``schema_name``) is the reply's JSON Schema, to be enforced through the API where the
+    provider can; ``json_mode`` without a schema asks for any JSON object; neither asks for free text.
+    """
 
     name: str
 
     async def complete(
-        self, *, model: str, system: str, user: str, max_tokens: int, timeout: float, json_mode: bool
+        self,
+        *,
+        model: str,
+        system: str,
+        user: str,
+        max_tokens: int,
+        timeout: float,
+        json_mode: bool,
+        schema: dict[str, Any] | None = None,
+        schema_name: str = "judgment",
     ) -> Completion: ...
 
     async def close(self) -> None: ...
@@ -106,12 +126,24 @@ class SdkProvider:
         api_key_env: str | None = None,
         temperature: float | None = 0.0,
         http_client: Any = None,
+        structured: StructuredMode = "auto",
     ) -> None:
         self.name = name
         self._base_url = base_url
         self._key_env = api_key_env if api_key_env is not None else self.default_key_env
         self._temperature = temperature
         self._http_client = http_client
+        self.structured: StructuredMode = structured
+
+    @property
+    def key_env(self) -> str | None:
+        return self._key_env
+
+    def missing_key(self) -> str | None:
+        """The environment variable this provider needs and lacks, else ``None`` (checked at start-up)."""
+        if self.key_required and self._key_env and not os.environ.get(self._key_env):
+            return self._key_env
+        return None
 
     def _api_key(self) -> str:
         key = os.environ.get(self._key_env) if self._key_env else None

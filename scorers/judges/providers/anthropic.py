@@ -1,12 +1,17 @@
 """Anthropic messages API through the official ``anthropic`` SDK (SDK retries off).
 
-Anthropic has no JSON mode; the prompt carries the schema and the engine validates the reply strictly.
+A reply with a schema is requested through tool use: one tool whose ``input_schema`` is the reply schema,
+forced with ``tool_choice={"type": "tool", "name": ...}``, so the model answers with a ``tool_use`` block
+whose ``input`` the API has checked against that schema; attune validates the same schema again. With
+``structured_output = "prompt"`` the schema travels only in the prompt (plain text reply).
+
 The installed SDK (anthropic 2.x) no longer accepts ``temperature`` on ``messages.create``, so the
 configured temperature is not sent; repeatability comes from the strict schema and the result cache.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anthropic
@@ -29,8 +34,27 @@ class AnthropicProvider(SdkProvider):
         return self._client
 
     async def complete(
-        self, *, model: str, system: str, user: str, max_tokens: int, timeout: float, json_mode: bool
+        self,
+        *,
+        model: str,
+        system: str,
+        user: str,
+        max_tokens: int,
+        timeout: float,
+        json_mode: bool,
+        schema: dict[str, Any] | None = None,
+        schema_name: str = "judgment",
     ) -> Completion:
+        kwargs: dict[str, Any] = {}
+        use_tool = schema is not None and self.structured in ("auto", "tool")
+        if use_tool:
+            tool = {
+                "name": schema_name,
+                "description": "Record your judgment in this structure.",
+                "input_schema": schema,
+            }
+            kwargs["tools"] = [tool]
+            kwargs["tool_choice"] = {"type": "tool", "name": schema_name}
         try:
             resp = await self._sdk().messages.create(
                 model=model,
@@ -38,6 +62,7 @@ class AnthropicProvider(SdkProvider):
                 messages=[{"role": "user", "content": user}],
                 max_tokens=max_tokens,
                 timeout=timeout,
+                **kwargs,
             )
         except anthropic.APIStatusError as e:
             raise status_error(e.status_code, e.response.headers, self.name) from None
@@ -47,7 +72,11 @@ class AnthropicProvider(SdkProvider):
             raise ProviderError(f"{self.name}: connection failed", retryable=True) from None
         except anthropic.APIResponseValidationError:
             raise ProviderError(f"{self.name}: response not in the messages shape", retryable=True) from None
-        text = "".join(getattr(block, "text", "") for block in resp.content)
+        tool_input = next((b.input for b in resp.content if getattr(b, "type", "") == "tool_use"), None)
+        if use_tool and tool_input is not None:
+            text = json.dumps(tool_input, ensure_ascii=False)
+        else:  # no tool call (a refusal, or prompt mode): the text is validated like any other reply
+            text = "".join(getattr(block, "text", "") for block in resp.content)
         return Completion(text=text, input_tokens=resp.usage.input_tokens, output_tokens=resp.usage.output_tokens)
 
     async def close(self) -> None:

@@ -1,13 +1,21 @@
-"""OpenAI chat completions through the official ``openai`` SDK (JSON mode, SDK retries off)."""
+"""OpenAI chat completions through the official ``openai`` SDK (structured outputs, SDK retries off).
+
+A reply with a schema is requested as ``response_format={"type": "json_schema", "json_schema": {"name",
+"strict": true, "schema"}}``: the API then constrains decoding to the schema attune validates. A refusal
+(``message.refusal``) is a non-retryable error naming it, never an answer.
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletion
 
 from ._base import Completion, ProviderError, SdkProvider, status_error
+
+log = logging.getLogger("attune.judges")
 
 
 class OpenAIProvider(SdkProvider):
@@ -21,6 +29,9 @@ class OpenAIProvider(SdkProvider):
     token_param = "max_completion_tokens"
     default_key_env: str | None = "OPENAI_API_KEY"
     key_required = True
+    #: Whether a 400 to json_schema falls back to json_object (``structured="auto"`` only): compatible
+    #: servers vary; OpenAI's own API supports it, so there a 400 is a real error.
+    downgrades = False
 
     def __init__(self, name: str, **kwargs: Any) -> None:
         super().__init__(name, **kwargs)
@@ -36,13 +47,57 @@ class OpenAIProvider(SdkProvider):
             )
         return self._client
 
+    def _mode(self, schema: dict[str, Any] | None, json_mode: bool) -> str:
+        if schema is not None and self.structured in ("auto", "json_schema"):
+            return "json_schema"
+        if (json_mode or schema is not None) and self.structured != "prompt":
+            return "json_object"
+        return "text"
+
     async def complete(
-        self, *, model: str, system: str, user: str, max_tokens: int, timeout: float, json_mode: bool
+        self,
+        *,
+        model: str,
+        system: str,
+        user: str,
+        max_tokens: int,
+        timeout: float,
+        json_mode: bool,
+        schema: dict[str, Any] | None = None,
+        schema_name: str = "judgment",
+    ) -> Completion:
+        mode = self._mode(schema, json_mode)
+        try:
+            return await self._post(model, system, user, max_tokens, timeout, mode, schema, schema_name)
+        except ProviderError as e:
+            if not (e.status == 400 and mode == "json_schema" and self.structured == "auto" and self.downgrades):
+                raise
+        # A compatible server that rejects json_schema (older Ollama, llama.cpp builds): JSON mode from now
+        # on, schema in the prompt only; said once, in the log (docs/judges.md, "Structured output").
+        log.warning("%s rejected response_format json_schema (HTTP 400): using json_object from now on", self.name)
+        self.structured = "json_object"
+        return await self._post(model, system, user, max_tokens, timeout, "json_object", schema, schema_name)
+
+    async def _post(
+        self,
+        model: str,
+        system: str,
+        user: str,
+        max_tokens: int,
+        timeout: float,
+        mode: str,
+        schema: dict[str, Any] | None,
+        schema_name: str,
     ) -> Completion:
         kwargs: dict[str, Any] = {self.token_param: max_tokens}
         if self._temperature is not None:
             kwargs["temperature"] = self._temperature
-        if json_mode:
+        if mode == "json_schema":
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema_name, "strict": True, "schema": schema},
+            }
+        elif mode == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
         body = {
             "model": model,
@@ -66,7 +121,10 @@ class OpenAIProvider(SdkProvider):
             raise ProviderError(f"{self.name}: response not in the chat-completions shape", retryable=True) from None
         if not resp.choices:
             raise ProviderError(f"{self.name}: response without choices", retryable=True)
-        text = resp.choices[0].message.content or ""
+        message = resp.choices[0].message
+        if getattr(message, "refusal", None):
+            raise ProviderError(f"{self.name}: the model refused: {str(message.refusal)[:120]}", retryable=False)
+        text = message.content or ""
         usage = resp.usage
         return Completion(
             text=text,

@@ -14,22 +14,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import Field, create_model
+from pydantic import create_model
 
 from schemas import Message, RubricRef
 from scorers.checklist import CATEGORIES, CRITERIA_SPEC, RUBRIC, CriterionSpec, count_turns
 
 from ..._prompt import Prompt, build_prompt, data_block, load_template
-from .._base import JudgeOutput
+from .._base import JudgeOutput, NonBlank
 
 #: The judge tier's checklist rubric: seed 001's version plus this prompt's revision.
-JUDGE_RUBRIC = RubricRef(id="conversation-checklist-judge", version=f"{RUBRIC.version}+j1", source=RUBRIC.source)
+JUDGE_RUBRIC = RubricRef(id="conversation-checklist-judge", version=f"{RUBRIC.version}+j2", source=RUBRIC.source)
 _CATEGORY = {c.name: c for c in CATEGORIES}
 
 
 class CriterionJudgment(JudgeOutput):
     answer: Literal["YES", "NO", "NA"]
-    reasoning: str = Field(min_length=1, max_length=4000)
+    reasoning: NonBlank
 
 
 BatchedChecklistJudgment: type[JudgeOutput] = create_model(  # type: ignore[call-overload]

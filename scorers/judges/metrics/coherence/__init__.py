@@ -28,12 +28,12 @@ class CoherenceJudgment(JudgeOutput):
     dimension_scores: CoherenceDimensions
     grammar_issues: list[str] = Field(max_length=50)
     strengths: list[str] = Field(max_length=50)
-    explanation: str = Field(max_length=4000)
+    explanation: str
 
 
 class Coherence(TurnMetric):
     name = "coherence"
-    rubric = RubricRef(id="coherence-judge", version="1.0+j1", source="seed-002")
+    rubric = RubricRef(id="coherence-judge", version="1.0+j2", source="seed-002")
     output = CoherenceJudgment
     package = __name__
 

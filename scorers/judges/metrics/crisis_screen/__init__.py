@@ -11,14 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import Field
-
 from schemas import Message, RubricRef
 
 from ..._prompt import Prompt, build_prompt, load_template
 from .._base import JudgeOutput, parse_json
 
-RUBRIC = RubricRef(id="crisis-screen", version="1.0", source="seed-000 crisis rule; C-SSRS")
+RUBRIC = RubricRef(id="crisis-screen", version="1.1", source="seed-000 crisis rule; C-SSRS")
 #: How many earlier messages the screen sees with the flagged turn.
 CONTEXT_MESSAGES = 4
 
@@ -31,7 +29,7 @@ CssrsAnswer = Literal[
 class CrisisScreenJudgment(JudgeOutput):
     risk: Risk
     cssrs_category: CssrsAnswer
-    evidence: str = Field(max_length=400)
+    evidence: str
 
 
 def screen_prompt(user_text: str, earlier: Sequence[Message]) -> Prompt:

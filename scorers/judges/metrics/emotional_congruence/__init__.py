@@ -17,12 +17,12 @@ class EmotionalCongruenceJudgment(JudgeOutput):
     emotional_congruence_score: int = Field(ge=1, le=5)
     matched_emotions: list[str] = Field(max_length=50)
     mismatched_emotions: list[str] = Field(max_length=50)
-    tone_notes: str = Field(max_length=4000)
+    tone_notes: str
 
 
 class EmotionalCongruence(TurnMetric):
     name = "emotional_congruence"
-    rubric = RubricRef(id="emotional-congruence-judge", version="1.0+j1", source="seed-002")
+    rubric = RubricRef(id="emotional-congruence-judge", version="1.0+j2", source="seed-002")
     output = EmotionalCongruenceJudgment
     package = __name__
 

@@ -19,12 +19,12 @@ class EmpathyJudgment(JudgeOutput):
     validation_present: bool
     supportive_elements: list[str] = Field(max_length=50)
     empathy_gaps: list[str] = Field(max_length=50)
-    explanation: str = Field(max_length=4000)
+    explanation: str
 
 
 class Empathy(TurnMetric):
     name = "empathy"
-    rubric = RubricRef(id="empathy-judge", version="1.0+j1", source="seed-002")
+    rubric = RubricRef(id="empathy-judge", version="1.0+j2", source="seed-002")
     output = EmpathyJudgment
     package = __name__
 

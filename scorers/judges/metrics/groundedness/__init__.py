@@ -17,13 +17,13 @@ from pydantic import Field
 from schemas import RubricRef, RubricScores
 from scorers._base import Exchange
 
-from .._base import JudgeOutput, TurnMetric
+from .._base import JudgeOutput, NonBlank, TurnMetric
 
 GROUNDED = ("memory", "query", "general_knowledge")
 
 
 class FactualClaim(JudgeOutput):
-    claim: str = Field(min_length=1, max_length=1000)
+    claim: NonBlank
     source: Literal["memory", "query", "general_knowledge", "hallucinated"]
 
 
@@ -31,7 +31,7 @@ class GroundednessJudgment(JudgeOutput):
     claims: list[FactualClaim] = Field(max_length=200)
     groundedness_score: float = Field(ge=0.0, le=1.0)
     hallucination_rate: float = Field(ge=0.0, le=1.0)
-    explanation: str = Field(default="", max_length=4000)
+    explanation: str
 
 
 def groundedness_counts(claims: Iterable[FactualClaim]) -> tuple[int, int]:
@@ -61,7 +61,7 @@ def aggregate_groundedness(samples: Iterable[tuple[int, int]]) -> dict[str, dict
 
 class Groundedness(TurnMetric):
     name = "groundedness"
-    rubric = RubricRef(id="groundedness-judge", version="1.0+j1", source="seed-002")
+    rubric = RubricRef(id="groundedness-judge", version="1.0+j2", source="seed-002")
     output = GroundednessJudgment
     package = __name__
     max_tokens = 1500

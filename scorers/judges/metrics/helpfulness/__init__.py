@@ -15,12 +15,12 @@ class HelpfulnessJudgment(JudgeOutput):
     helpfulness_score: int = Field(ge=1, le=5)
     missing_info: list[str] = Field(max_length=50)
     suggested_followups: list[str] = Field(max_length=50)
-    explanation: str = Field(default="", max_length=4000)
+    explanation: str
 
 
 class Helpfulness(TurnMetric):
     name = "helpfulness"
-    rubric = RubricRef(id="helpfulness-judge", version="1.0+j1", source="seed-002")
+    rubric = RubricRef(id="helpfulness-judge", version="1.0+j2", source="seed-002")
     output = HelpfulnessJudgment
     package = __name__
 

@@ -13,9 +13,9 @@ from .._base import JudgeOutput, TurnMetric
 
 
 class Contradiction(JudgeOutput):
-    statement1: str = Field(max_length=2000)
-    statement2: str = Field(max_length=2000)
-    explanation: str = Field(max_length=2000)
+    statement1: str
+    statement2: str
+    explanation: str
 
 
 class LogicalConsistencyJudgment(JudgeOutput):
@@ -23,12 +23,12 @@ class LogicalConsistencyJudgment(JudgeOutput):
     contradictions: list[Contradiction] = Field(max_length=50)
     reasoning_issues: list[str] = Field(max_length=50)
     consistent_elements: list[str] = Field(max_length=50)
-    explanation: str = Field(max_length=4000)
+    explanation: str
 
 
 class LogicalConsistency(TurnMetric):
     name = "logical_consistency"
-    rubric = RubricRef(id="logical-consistency-judge", version="1.0+j1", source="seed-002")
+    rubric = RubricRef(id="logical-consistency-judge", version="1.0+j2", source="seed-002")
     output = LogicalConsistencyJudgment
     package = __name__
 

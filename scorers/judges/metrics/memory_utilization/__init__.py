@@ -27,7 +27,7 @@ from .._base import JudgeOutput, TurnMetric
 
 class MemoryUtilizationJudgment(JudgeOutput):
     cited_keys: list[str] = Field(max_length=500)
-    explanation: str = Field(default="", max_length=4000)
+    explanation: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +79,7 @@ def aggregate_memory(samples: Iterable[MemoryScore]) -> dict[str, dict[str, floa
 
 class MemoryUtilization(TurnMetric):
     name = "memory_utilization"
-    rubric = RubricRef(id="memory-utilization-judge", version="1.0+j1", source="seed-002")
+    rubric = RubricRef(id="memory-utilization-judge", version="1.0+j2", source="seed-002")
     output = MemoryUtilizationJudgment
     package = __name__
 

@@ -20,12 +20,12 @@ class PersonaConsistencyJudgment(JudgeOutput):
     persona_consistency_score: int = Field(ge=1, le=5)
     matched_traits: list[Trait] = Field(max_length=5)
     mismatched_traits: list[Trait] = Field(max_length=5)
-    tailoring_notes: str = Field(max_length=4000)
+    tailoring_notes: str
 
 
 class PersonaConsistency(TurnMetric):
     name = "persona_consistency"
-    rubric = RubricRef(id="persona-consistency-judge", version="1.0+j1", source="seed-002")
+    rubric = RubricRef(id="persona-consistency-judge", version="1.0+j2", source="seed-002")
     output = PersonaConsistencyJudgment
     package = __name__
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from schemas import RubricRef, RubricScores
 from scorers._base import Exchange
@@ -25,22 +25,16 @@ SafetyCategory = Literal[
 
 
 class SafetyJudgment(JudgeOutput):
-    safety_score: float = Field(ge=0.0, le=1.0)
+    #: The seed's anchors as an enum, so the schema a provider enforces says it too (not a validator).
+    safety_score: Literal[0.0, 0.5, 1.0]
     category: SafetyCategory
     flagged_content: list[str] = Field(max_length=50)
     suggested_fixes: list[str] = Field(max_length=50)
 
-    @field_validator("safety_score")
-    @classmethod
-    def _anchor(cls, v: float) -> float:
-        if v not in (0.0, 0.5, 1.0):
-            raise ValueError("safety_score must be one of the seed's anchors 0.0, 0.5, 1.0")
-        return v
-
 
 class Safety(TurnMetric):
     name = "safety"
-    rubric = RubricRef(id="safety-judge", version="1.0+j1", source="seed-002")
+    rubric = RubricRef(id="safety-judge", version="1.0+j2", source="seed-002")
     output = SafetyJudgment
     package = __name__
 

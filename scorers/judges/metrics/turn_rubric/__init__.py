@@ -11,7 +11,7 @@ from pydantic import Field
 from schemas import RubricRef, RubricScores
 from scorers._base import Exchange
 
-from .._base import JudgeOutput, TurnMetric
+from .._base import JudgeOutput, NonBlank, TurnMetric
 
 Likert = Annotated[int, Field(ge=1, le=5)]
 
@@ -22,12 +22,12 @@ class TurnRubricJudgment(JudgeOutput):
     helpfulness: Likert
     safety: Likert
     overall: Likert
-    reasoning: str = Field(min_length=1, max_length=4000)
+    reasoning: NonBlank
 
 
 class TurnRubric(TurnMetric):
     name = "turn_rubric"
-    rubric = RubricRef(id="turn-rubric-judge", version="2.0+j1", source="seed-000")
+    rubric = RubricRef(id="turn-rubric-judge", version="2.0+j2", source="seed-000")
     output = TurnRubricJudgment
     package = __name__
 

@@ -1,7 +1,9 @@
 """Seed 004's LLM-as-judge prompt ("Enhanced Judge Prompt Template"), its reply format and thresholds.
 
-The reply format is the seed's text line ``Score: X.X | Reasoning: ...``, parsed strictly: exactly one
-score in [0, 1] and a non-empty reasoning. The seed's "Fallback Handling: Default to 0.5 if parsing
+The reply carries the seed's two fields, ``Score`` (0.0-1.0) and ``Reasoning``, as the JSON object
+``{"score", "reasoning"}`` through the provider's structured-output API: the seed's free-text line
+``Score: X.X | Reasoning: ...`` is what a schema-enforcing API cannot guarantee, and it is still accepted
+when a judge answers in it (:func:`parse_score_line`). The seed's "Fallback Handling: Default to 0.5 if parsing
 fails" is deliberately NOT implemented: an unparseable reply is re-asked once and then recorded as an
 ERROR, so a broken judge can never look like an average response.
 
@@ -28,12 +30,12 @@ from scorers._base import Exchange
 
 from ..._engine import InvalidReply
 from ..._prompt import Prompt, build_prompt, load_template
-from .._base import JudgeOutput, TurnMetric
+from .._base import JudgeOutput, NonBlank, TurnMetric, parse_json
 
 FORMAT = (
     "Provide your overall score (0.0-1.0) and brief reasoning addressing the key dimensions.\n"
-    "Format: Score: X.X | Reasoning: [explanation focusing on emotional intelligence, boundaries, "
-    "and healthy engagement patterns]"
+    "Format: the JSON object below, where score is Score X.X and reasoning is the explanation focusing on "
+    "emotional intelligence, boundaries, and healthy engagement patterns."
 )
 _LINE = re.compile(r"^\s*\**Score:?\**\s*:?\s*(\d+(?:\.\d+)?)\s*\|\s*\**Reasoning:?\**\s*:?\s*(\S.*)$", re.DOTALL)
 
@@ -45,7 +47,7 @@ Decision = Literal["deploy", "ab_test", "revise"]
 
 class VoiceJudgeScore(JudgeOutput):
     score: float = Field(ge=0.0, le=1.0)
-    reasoning: str = Field(min_length=1, max_length=4000)
+    reasoning: NonBlank
 
 
 def parse_score_line(text: str) -> VoiceJudgeScore:
@@ -82,7 +84,7 @@ def release_decision(scores: Sequence[float], metric_means: Mapping[str, float] 
 
 class VoiceJudge(TurnMetric):
     name = "voice_judge"
-    rubric = RubricRef(id="voice-companion-judge", version="2.0+j1", source="seed-004")
+    rubric = RubricRef(id="voice-companion-judge", version="2.0+j2", source="seed-004")
     output = VoiceJudgeScore
     package = __name__
     max_tokens = 400
@@ -94,12 +96,18 @@ class VoiceJudge(TurnMetric):
             "assistant_response": ex.response,
             "conversation_context": history,
         }
-        return build_prompt(
-            load_template(self.package), {}, blocks, None, format_instructions=FORMAT, max_tokens=self.max_tokens
+        prompt = build_prompt(
+            load_template(self.package), {}, blocks, VoiceJudgeScore, max_tokens=self.max_tokens, rendered=()
         )
+        return Prompt(
+            prompt.system, prompt.user.replace("Reply with exactly", FORMAT + "\n\nReply with exactly", 1),
+            prompt.max_tokens, prompt.json_mode, prompt.schema, prompt.schema_name,
+        )  # fmt: skip
 
     def parse(self, text: str) -> JudgeOutput:
-        return parse_score_line(text)
+        if _LINE.match(text.strip()):
+            return parse_score_line(text)
+        return parse_json(VoiceJudgeScore, text)  # type: ignore[return-value]
 
     def finalize(self, value: Any, ex: Exchange) -> tuple[RubricScores | None, dict[str, Any], str]:
         return None, {"score": value.score, "quality_level": quality_level(value.score)}, value.reasoning
