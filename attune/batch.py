@@ -148,20 +148,24 @@ async def judge_items(
     """Cheap tier + LLM judges per conversation, ``parallel`` conversations in flight; records are written
     as each conversation completes. Returns (rejected inputs, judge errors)."""
     from scorers.judges import judge_alerts
+    from scorers.verdict import conversation_verdict
 
     rejected = judge_errors = 0
     sem = asyncio.Semaphore(max(1, parallel))
 
     async def one(conv: Conversation) -> list[OutputRecord]:
         async with sem:
-            records: list[OutputRecord] = list(evaluate_conversation(conv, evaluator))
+            records: list[OutputRecord] = list(evaluate_conversation(conv, evaluator, verdict=False))
             turn_jobs = [tier.judge_turn(ex, metrics) for ex in exchanges_of(conv)] if metrics != [] else []
             turn_jobs += _screen_jobs(conv, records, tier)
             turns = [t for ts in await asyncio.gather(*turn_jobs) for t in ts]
             indexed = [(t.turn_index, Message(role=t.role, text=t.text)) for t in conv.as_turns()]
             checklist = await tier.judge_conversation(conv.conversation_id, indexed, conv.context)
             judged: list[OutputRecord] = [*turns, checklist]
-            return [*records, *judged, *judge_alerts(judged)]
+            out = [*records, *judged, *judge_alerts(judged)]
+            cheap = next(r for r in records if isinstance(r, ConversationScore))
+            alerts = [r for r in out if isinstance(r, SafetyAlert)]
+            return [*out, conversation_verdict(cheap, alerts, checklist)]
 
     pending: set[asyncio.Task[list[OutputRecord]]] = set()
 
@@ -199,6 +203,20 @@ async def judge_items(
     return rejected, judge_errors
 
 
+def judge_preflight(config: str | Path | None, override: str | None, metrics: list[str] | None, err: Console) -> int:
+    """Check the judge configuration before any work (``scorers.judges.check_judges``): 0, or exit code 2
+    with the reason printed."""
+    from scorers.judges import JudgeConfigError, check_judges
+
+    try:
+        for warning in check_judges(config, override, metrics):
+            err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+    except (JudgeConfigError, ValueError, OSError) as e:
+        err.print(f"[red]error:[/red] judge configuration: {e}", highlight=False)
+        return 2
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True, soft_wrap=True)  # file:line messages stay on one line
     try:
@@ -230,6 +248,10 @@ def run(args: argparse.Namespace) -> int:
         metrics = [] if args.judge_metrics == "none" else [m.strip() for m in args.judge_metrics.split(",")]
     show_progress = err.is_terminal and not args.no_progress
     judge_errors = 0
+    if judging:
+        code = judge_preflight(args.judge_config, args.judge, metrics, err)
+        if code:
+            return code
     try:
         with out_path.open("wb") as out, _progress(err, show_progress, _count(args.inputs)) as advance:
             if judging:

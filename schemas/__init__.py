@@ -2,7 +2,7 @@
 
 Inputs: :class:`Turn`, :class:`ConversationEnd`, :class:`Conversation`.
 Outputs (``kind``-tagged): :class:`TurnScore`, :class:`TurnJudgment`, :class:`ConversationScore`,
-:class:`SafetyAlert`, :class:`DeadLetter`. Topics: :mod:`schemas.topics`.
+:class:`ConversationVerdict`, :class:`SafetyAlert`, :class:`DeadLetter`. Topics: :mod:`schemas.topics`.
 """
 
 from ._codec import (
@@ -22,10 +22,12 @@ from ._jobs import JudgeJob, judge_job_id
 from ._outputs import (
     CRITERIA,
     SEVERITY_ORDER,
+    AlertRef,
     AlertType,
     Answer,
     CloseReason,
     ConversationScore,
+    ConversationVerdict,
     CrisisDetector,
     CriterionResult,
     DeadLetter,
@@ -35,6 +37,7 @@ from ._outputs import (
     RubricScores,
     SafetyAlert,
     Severity,
+    TierDisagreement,
     TurnJudgment,
     TurnScore,
     Usage,
@@ -50,6 +53,7 @@ ALL_RECORDS = (
     TurnScore,
     TurnJudgment,
     ConversationScore,
+    ConversationVerdict,
     SafetyAlert,
     DeadLetter,
 )
@@ -61,12 +65,14 @@ __all__ = [
     "DEFAULT_LIMITS",
     "SCHEMA_VERSION",
     "SEVERITY_ORDER",
+    "AlertRef",
     "AlertType",
     "Answer",
     "CloseReason",
     "Conversation",
     "ConversationEnd",
     "ConversationScore",
+    "ConversationVerdict",
     "CrisisDetector",
     "CriterionResult",
     "DeadLetter",
@@ -82,6 +88,7 @@ __all__ = [
     "RubricScores",
     "SafetyAlert",
     "Severity",
+    "TierDisagreement",
     "TopicSpec",
     "Turn",
     "TurnContext",

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from ._common import ConversationId, Record, TurnIndex, stable_id
 from ._inputs import Message, TurnContext
-from ._outputs import CloseReason, utcnow
+from ._outputs import AlertRef, CloseReason, ConversationScore, utcnow
 
 JobType = Literal["turn", "checklist", "crisis_screen"]
 
@@ -31,7 +31,8 @@ class JudgeJob(Record):
     ``messages`` are all its messages in order. ``crisis_screen``: a second opinion on one USER turn the
     inline crisis detector rated possible risk or could not read; ``messages`` are a few earlier messages
     then that turn (last). Outputs: ``turn_judgment`` records or the LLM ``conversation_score``, plus
-    ``judge_unsafe`` alerts; a crisis screen may add a ``crisis_disclosure`` alert (detector ``llm``).
+    ``judge_unsafe`` / ``judge_error`` alerts; a crisis screen may add a ``crisis_disclosure`` alert (detector
+    ``llm``); a checklist job ends with the conversation's ``conversation_verdict``.
     """
 
     kind: Literal["judge_job"] = "judge_job"
@@ -44,4 +45,10 @@ class JudgeJob(Record):
     messages: list[Message] = Field(min_length=1)
     context: TurnContext | None = None
     close_reason: CloseReason | None = Field(default=None, description="Checklist jobs: why the conversation closed.")
+    cheap_score: ConversationScore | None = Field(
+        default=None, description="Checklist jobs: the cheap tier's checklist, combined into the verdict."
+    )
+    alerts: list[AlertRef] = Field(
+        default_factory=list, description="Checklist jobs: the alerts raised while the conversation was open."
+    )
     created_at: datetime = Field(default_factory=utcnow)

@@ -143,11 +143,13 @@ AlertType = Literal[
     "dependency",  # unhealthy-dependency language (seed 004 trust & boundaries)
     "judge_unsafe",  # an LLM judge rated a turn unsafe (safety <= 2) or failed CQ8/CQ9
     "crisis_not_covered",  # a user turn in a language the crisis detector does not cover: never treated as safe
+    "judge_error",  # an LLM judge could not answer a safety criterion (operations signal, severity info)
 ]
 #: ``possible``: crisis risk seen only by the learned model (or a conversation pattern it did not confirm) --
-#: routed for review; ``medium`` to ``critical`` as before (docs/safety-detection.md).
-Severity = Literal["possible", "medium", "high", "critical"]
-SEVERITY_ORDER: dict[str, int] = {"possible": 0, "medium": 1, "high": 2, "critical": 3}
+#: routed for review; ``medium`` to ``critical`` as before (docs/safety-detection.md). ``info``: not a safety
+#: finding at all (``judge_error``: the judge infrastructure failed); ranks below every finding.
+Severity = Literal["info", "possible", "medium", "high", "critical"]
+SEVERITY_ORDER: dict[str, int] = {"info": -1, "possible": 0, "medium": 1, "high": 2, "critical": 3}
 CrisisDetector = Literal["rule", "model", "rule+model", "conversation", "llm"]
 
 
@@ -180,6 +182,67 @@ class SafetyAlert(Record):
     detector_version: str | None = Field(default=None, description="Crisis detector and model versions.")
 
 
+class AlertRef(_Strict):
+    """What the verdict needs of one alert (the stream keeps these per open conversation, not whole alerts)."""
+
+    alert_id: str
+    alert_type: AlertType
+    severity: Severity
+    turn_index: TurnIndex | None = None
+
+    @classmethod
+    def of(cls, alert: SafetyAlert) -> AlertRef:
+        return cls(
+            alert_id=alert.alert_id, alert_type=alert.alert_type, severity=alert.severity, turn_index=alert.turn_index
+        )
+
+
+class TierDisagreement(_Strict):
+    """One criterion the cheap tier and the LLM judge answered differently (calibration data)."""
+
+    criterion: str
+    cheap: Answer
+    llm: Answer
+
+
+VerdictJudgeStatus = Literal["ok", "error", "not_configured"]
+
+
+class ConversationVerdict(Record):
+    """The one final result per conversation: every tier combined so that no tier can clear another's
+    safety finding (rules in :mod:`scorers.verdict`; docs/judges.md, "The verdict")."""
+
+    kind: Literal["conversation_verdict"] = "conversation_verdict"
+    record_id: str
+    conversation_id: ConversationId
+    rubric: RubricRef
+    tiers: list[Tier] = Field(description="Tiers combined: ['cheap'] or ['cheap', 'llm'].")
+    judge: str = Field(default="", description="provider:model of the LLM checklist, '' without one.")
+    judge_status: VerdictJudgeStatus = Field(
+        description="ok; error (some LLM criteria ended as ERROR); not_configured (cheap tier only)."
+    )
+    answers: dict[str, CriterionResult] = Field(description="The combined seed-001 answers the score is computed on.")
+    answer_source: dict[str, str] = Field(
+        description="Per criterion: llm, cheap, cheap_safety (the cheap tier's safety NO kept over the judge), "
+        "crisis_rule (a crisis left unanswered), or seed_na (seed-001 NA condition)."
+    )
+    score: float = Field(ge=0.0, le=1.0)
+    passed: bool = Field(description="score >= 0.80 and the safety gate holds (seed 001), after the tier rules.")
+    safety_gate_failed: bool
+    gate_reasons: list[str] = Field(description="Why the gate failed, one line per cause; empty when it holds.")
+    failed_checks: list[str]
+    safety_severity: Severity | None = Field(
+        description="The most severe safety finding of any tier for this conversation (None: none)."
+    )
+    crisis_turns: list[int] = Field(description="User turns with a crisis finding (any detector).")
+    crisis_unanswered_turns: list[int] = Field(description="Replies to a crisis turn that offered no resources.")
+    disagreements: list[TierDisagreement] = Field(description="Criteria where cheap and LLM answers differ.")
+    source_records: list[str] = Field(description="record_id / alert_id of every record combined.")
+    n_turns: int
+    close_reason: CloseReason
+    produced_at: datetime = Field(default_factory=utcnow)
+
+
 class FieldError(_Strict):
     loc: str
     msg: str
@@ -201,6 +264,6 @@ class DeadLetter(Record):
 
 
 OutputRecord = Annotated[
-    TurnScore | TurnJudgment | ConversationScore | SafetyAlert | DeadLetter,
+    TurnScore | TurnJudgment | ConversationScore | ConversationVerdict | SafetyAlert | DeadLetter,
     Field(discriminator="kind"),
 ]

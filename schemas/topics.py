@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ._inputs import ConversationEnd, Turn
 from ._jobs import JudgeJob
-from ._outputs import ConversationScore, DeadLetter, SafetyAlert, TurnJudgment, TurnScore
+from ._outputs import ConversationScore, ConversationVerdict, DeadLetter, SafetyAlert, TurnJudgment, TurnScore
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +60,18 @@ CONVERSATION_SCORES = TopicSpec(
     consumers=("analytics consumers", "attune tail"),
     doc="12-criterion checklist per closed conversation; consumers de-duplicate by record_id.",
 )
+CONVERSATION_VERDICTS = TopicSpec(
+    name="attune.scores.verdict",
+    partitions=4,
+    key="conversation_id",
+    records=(ConversationVerdict,),
+    producers=(
+        "streams.agents.process_turns (at close, without --judge)",
+        "streams.judging (after the LLM checklist, with --judge)",
+    ),
+    consumers=("analytics consumers", "safety teams", "attune tail"),
+    doc="One final verdict per closed conversation, every tier combined; no judge can clear a safety finding.",
+)
 SAFETY_ALERTS = TopicSpec(
     name="attune.alerts.safety",
     partitions=1,
@@ -84,6 +96,7 @@ ALL_TOPICS: tuple[TopicSpec, ...] = (
     TURN_SCORES,
     TURN_JUDGMENTS,
     CONVERSATION_SCORES,
+    CONVERSATION_VERDICTS,
     SAFETY_ALERTS,
     DEAD_LETTER,
 )

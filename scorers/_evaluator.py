@@ -38,6 +38,7 @@ from .safety import (
     detector_version,
     offers_crisis_resources,
 )
+from .verdict import conversation_verdict
 from .voice import RUBRIC as VOICE_RUBRIC
 from .voice import score_voice
 
@@ -259,11 +260,12 @@ def exchanges_of(conv: Conversation) -> list[Exchange]:
 
 
 def evaluate_conversation(
-    conv: Conversation, evaluator: Evaluator | None = None, close_reason: CloseReason = "batch"
+    conv: Conversation, evaluator: Evaluator | None = None, close_reason: CloseReason = "batch", *, verdict: bool = True
 ) -> list[OutputRecord]:
     """Batch path: feed the turns in order through the same calls the stream makes, then close.
 
-    A crisis turn stays pending until the next assistant reply, which must offer crisis resources.
+    A crisis turn stays pending until the next assistant reply, which must offer crisis resources. With
+    ``verdict`` the cheap-only :class:`ConversationVerdict` ends the list (a judged run builds its own).
     """
     ev = evaluator or Evaluator()
     out: list[OutputRecord] = []
@@ -286,5 +288,8 @@ def evaluate_conversation(
             out.append(ares.score)
             out.extend(ares.alerts)
         buffered.append((turn.turn_index, Message(role=turn.role, text=turn.text, turn_index=turn.turn_index)))
-    out.append(ev.on_close(conv.conversation_id, buffered, conv.context, close_reason, scores))
+    score = ev.on_close(conv.conversation_id, buffered, conv.context, close_reason, scores)
+    out.append(score)
+    if verdict:
+        out.append(conversation_verdict(score, [r for r in out if isinstance(r, SafetyAlert)]))
     return out

@@ -30,6 +30,7 @@ import orjson
 
 from schemas import (
     DEFAULT_LIMITS,
+    AlertRef,
     CloseReason,
     ConversationEnd,
     ConversationScore,
@@ -38,6 +39,7 @@ from schemas import (
     Limits,
     Message,
     OutputRecord,
+    SafetyAlert,
     Turn,
     TurnContext,
     TurnScore,
@@ -45,12 +47,14 @@ from schemas import (
     decode_turn_event,
     encode,
 )
-from schemas.topics import CONTROL, CONVERSATION_SCORES, DEAD_LETTER, SAFETY_ALERTS, TURN_SCORES
+from schemas.topics import CONTROL, CONVERSATION_SCORES, CONVERSATION_VERDICTS, DEAD_LETTER, SAFETY_ALERTS, TURN_SCORES
+from scorers.verdict import conversation_verdict
 
 log = logging.getLogger("attune.streams")
 
 TableName = Literal["turns", "meta"]
 _OUTPUT_TOPIC = {
+    "conversation_verdict": CONVERSATION_VERDICTS.name,
     "turn_score": TURN_SCORES.name,
     "safety_alert": SAFETY_ALERTS.name,
     "conversation_score": CONVERSATION_SCORES.name,
@@ -143,6 +147,8 @@ class ClosedConversation:
     context: TurnContext | None
     close_reason: CloseReason
     score: ConversationScore
+    #: Every alert raised for the conversation while it was open (what its verdict combines).
+    alerts: tuple[AlertRef, ...] = ()
 
 
 CloseHook = Callable[[ClosedConversation], Iterable[Outbound]]
@@ -187,6 +193,7 @@ class _PendingClose:
     context: TurnContext | None
     reason: CloseReason
     scores: list[TurnScore]
+    alerts: list[AlertRef] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -301,8 +308,13 @@ class TurnProcessor:
         limits: Limits = DEFAULT_LIMITS,
         turn_hooks: Sequence[TurnHook] = (),
         user_hooks: Sequence[UserHook] = (),
+        *,
+        emit_verdicts: bool = True,
     ) -> None:
         self.ev = evaluator
+        #: Emit each conversation's verdict at close (cheap tier only); False when the judge tier emits it
+        #: after the LLM checklist (streams.judging), so there is one verdict per conversation.
+        self.emit_verdicts = emit_verdicts
         self.turn_hooks = list(turn_hooks)
         self.user_hooks = list(user_hooks)
         self.store = store
@@ -372,10 +384,13 @@ class TurnProcessor:
             if score is None:
                 continue
             out.append(Outbound(_OUTPUT_TOPIC[score.kind], score.conversation_id.encode(), encode(score), score.kind))
+            if self.emit_verdicts:
+                v = conversation_verdict(score, pc.alerts)
+                out.append(Outbound(_OUTPUT_TOPIC[v.kind], v.conversation_id.encode(), encode(v), v.kind))
             res.stats.closed += 1
             self.stats.closed += 1
             closed = ClosedConversation(
-                pc.conversation_id, pc.partition, tuple(pc.messages), pc.context, pc.reason, score
+                pc.conversation_id, pc.partition, tuple(pc.messages), pc.context, pc.reason, score, tuple(pc.alerts)
             )
             for hook in self.close_hooks:
                 out.extend(hook(closed))
@@ -446,6 +461,7 @@ class TurnProcessor:
         if turn.end_of_conversation:
             meta["end"] = {"r": "end_flag", "last": idx}
         self._emit(res, alerts)
+        _remember(meta, alerts)
         hist = self._hist(cid, meta)
         if turn.role == "user" and self.user_hooks:
             # the nearest earlier messages: a bounded tail, not the whole history, on every user turn
@@ -525,6 +541,7 @@ class TurnProcessor:
             hist.scores.append(ares.score)
             res.stats.scored += 1
             self._emit(res, [ares.score, *ares.alerts])
+            _remember(meta, ares.alerts)
             for turn_hook in self.turn_hooks:
                 res.outputs.extend(turn_hook(ex, bool(ares.alerts) or crisis is not None))
         # Fields taken from a validated Turn (or our own table entry of one): no second validation.
@@ -577,7 +594,8 @@ class TurnProcessor:
         hist = self._hist(cid, meta)
         self._drain(batch, res, cid, meta, hist, force=True)
         # The checklist needs only what is buffered now; it runs in finish_closes (same batch).
-        res.closes.append(_PendingClose(cid, meta["p"], hist.messages, hist.context, reason, hist.scores))  # type: ignore[arg-type]
+        refs = [AlertRef(alert_id=a, alert_type=t, severity=v, turn_index=i) for a, t, v, i in meta.get("al") or ()]
+        res.closes.append(_PendingClose(cid, meta["p"], hist.messages, hist.context, reason, hist.scores, refs))  # type: ignore[arg-type]
         # Tombstone first, then free the turns: a crash in between leaves orphans the expiry removes,
         # never a live conversation missing turns.
         batch.replace_meta(cid, {"p": meta["p"], "closed": now, "idx": meta["idx"]})
@@ -628,6 +646,13 @@ class TurnProcessor:
                 h = self._history.get(w.key)
                 if h is not None:
                     h.version = w.value["v"]
+
+
+def _remember(meta: dict[str, Any], alerts: Sequence[SafetyAlert]) -> None:
+    """Keep what the conversation's verdict needs of each alert (id, type, severity, turn) in its meta entry:
+    a few short lists, so the verdict at close never re-scores the turns."""
+    if alerts:
+        meta["al"] = [*(meta.get("al") or ()), *([a.alert_id, a.alert_type, a.severity, a.turn_index] for a in alerts)]
 
 
 def _exchange_for(

@@ -275,7 +275,16 @@ def create_app(
         user_hooks.append(emitter.on_user)
         METRICS.watch_judge_stats(lambda: emitter.tier.stats)
         close_hooks = [*close_hooks, emitter.on_close]
-    processor = TurnProcessor(evaluator, store, settings.timeouts, close_hooks, settings.limits, turn_hooks, user_hooks)
+    processor = TurnProcessor(
+        evaluator,
+        store,
+        settings.timeouts,
+        close_hooks,
+        settings.limits,
+        turn_hooks,
+        user_hooks,
+        emit_verdicts=not settings.judging,  # with a judge, the verdict follows the LLM checklist (streams.judging)
+    )
     rt = Runtime(app, processor, store, settings)
 
     if settings.naive:

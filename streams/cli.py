@@ -69,6 +69,15 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         metrics_host=args.metrics_host,
         metrics_port=args.metrics_port,
     )
+    if settings.judge or settings.judge_config:
+        from scorers.judges import JudgeConfigError, check_judges
+
+        try:
+            for warning in check_judges(settings.judge_config, settings.judge):
+                print(f"warning: {warning}", file=sys.stderr)
+        except (JudgeConfigError, ValueError, OSError) as e:
+            print(f"error: judge configuration: {e}", file=sys.stderr)
+            return 2
     return run_worker(settings, loglevel=args.loglevel, log_format=args.log_format)
 
 

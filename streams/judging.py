@@ -33,19 +33,23 @@ from typing import Any
 from faust.types import TP
 
 from schemas import (
+    AlertRef,
+    ConversationScore,
     CriterionResult,
     JudgeJob,
     Message,
     OutputRecord,
+    SafetyAlert,
     TurnJudgment,
     encode,
     judge_job_id,
 )
-from schemas.topics import CONVERSATION_SCORES, JUDGE_JOBS, SAFETY_ALERTS, TURN_JUDGMENTS
+from schemas.topics import CONVERSATION_SCORES, CONVERSATION_VERDICTS, JUDGE_JOBS, SAFETY_ALERTS, TURN_JUDGMENTS
 from scorers._base import Exchange
 from scorers.checklist import CRITERIA_SPEC, checklist_record
 from scorers.judges import CHECKLIST_JUDGE_RUBRIC, TURN_METRICS, JudgeTier, judge_alerts, load_config
 from scorers.judges.metrics._base import HISTORY_MESSAGES
+from scorers.verdict import conversation_verdict
 
 from ._audit import OffsetAudit
 from ._core import ClosedConversation, Inbound, Outbound
@@ -57,6 +61,7 @@ from .settings import MAX_RECORD_BYTES, StreamSettings
 log = logging.getLogger("attune.streams.judging")
 
 _TOPIC_OF_KIND = {
+    "conversation_verdict": CONVERSATION_VERDICTS.name,
     "turn_judgment": TURN_JUDGMENTS.name,
     "conversation_score": CONVERSATION_SCORES.name,
     "safety_alert": SAFETY_ALERTS.name,
@@ -96,6 +101,8 @@ def checklist_job(closed: ClosedConversation) -> JudgeJob:
         messages=[m for _, m in sorted(closed.messages, key=lambda p: p[0])],
         context=closed.context,
         close_reason=closed.close_reason,
+        cheap_score=closed.score,
+        alerts=list(closed.alerts),
     )
 
 
@@ -196,7 +203,17 @@ async def run_job(tier: JudgeTier, job: JudgeJob) -> list[OutputRecord]:
             job.conversation_id, indexed, job.context, close_reason=job.close_reason or "inactivity"
         )
         judged = [score]
-    return [*judged, *judge_alerts(judged)]
+    return with_verdict(job, [*judged, *judge_alerts(judged)])
+
+
+def with_verdict(job: JudgeJob, records: list[OutputRecord]) -> list[OutputRecord]:
+    """Append the conversation's verdict to a checklist job's records: the cheap checklist and the alerts the
+    job carries, the LLM checklist and its alerts just made (scorers.verdict). Other jobs: unchanged."""
+    if job.job_type != "checklist" or job.cheap_score is None:
+        return records
+    llm = next((r for r in records if isinstance(r, ConversationScore)), None)
+    alerts = [*job.alerts, *(AlertRef.of(r) for r in records if isinstance(r, SafetyAlert))]
+    return [*records, conversation_verdict(job.cheap_score, alerts, llm)]
 
 
 def error_records(tier: JudgeTier, job: JudgeJob, cause: str) -> list[OutputRecord]:
@@ -260,7 +277,7 @@ def _checklist_error(tier: JudgeTier, job: JudgeJob, cause: str) -> list[OutputR
         rubric=CHECKLIST_JUDGE_RUBRIC,
         close_reason=job.close_reason or "inactivity",
     )
-    return [score, *judge_alerts([score])]
+    return with_verdict(job, [score, *judge_alerts([score])])
 
 
 @dataclass(slots=True)

@@ -7,10 +7,17 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 
 from schemas import Conversation, Message, OutputRecord, decode_output
-from schemas.topics import CONVERSATION_SCORES, DEAD_LETTER, SAFETY_ALERTS, TURN_SCORES
+from schemas.topics import CONVERSATION_SCORES, CONVERSATION_VERDICTS, DEAD_LETTER, SAFETY_ALERTS, TURN_SCORES
 
-OUTPUT_TOPICS = (TURN_SCORES.name, SAFETY_ALERTS.name, CONVERSATION_SCORES.name, DEAD_LETTER.name)
+OUTPUT_TOPICS = (
+    TURN_SCORES.name,
+    SAFETY_ALERTS.name,
+    CONVERSATION_SCORES.name,
+    CONVERSATION_VERDICTS.name,
+    DEAD_LETTER.name,
+)
 TOPIC_OF_KIND = {
+    "conversation_verdict": CONVERSATION_VERDICTS.name,
     "turn_score": TURN_SCORES.name,
     "safety_alert": SAFETY_ALERTS.name,
     "conversation_score": CONVERSATION_SCORES.name,

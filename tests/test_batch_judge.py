@@ -61,8 +61,10 @@ def test_judged_batch_writes_cheap_and_llm_records(tmp_path: Path, server: FakeJ
     cheap = [r for r in recs if isinstance(r, ConversationScore) and r.tier == "cheap"]
     assert len(llm) == 3 and len(cheap) == 3
     assert all(set(r.answers) == set(CRITERIA) for r in llm)
-    # 2 assistant turns x 1 rubric call + 12 checklist calls per conversation, each made once.
-    assert server.model_calls == 3 * (2 + 12)
+    # 2 assistant turns x 1 rubric call + 10 checklist calls per conversation, each made once: CP1 (< 3 turns)
+    # and CP3 (< 10 turns) are NA by seed 001's conditions, decided in code without asking.
+    assert server.model_calls == 3 * (2 + 10)
+    assert all(r.answers["CP1"].answer == "NA" and r.answers["CP3"].answer == "NA" for r in llm)
 
 
 def test_judge_failures_are_error_records_and_exit_code_3(tmp_path: Path, server: FakeJudgeServer, capsys) -> None:
@@ -77,7 +79,7 @@ def test_judge_failures_are_error_records_and_exit_code_3(tmp_path: Path, server
     for r in recs:
         if isinstance(r, ConversationScore) and r.tier == "llm":
             # seed 001: ERROR counts 0 and CQ8/CQ9 ERROR trip the safety gate: never a pass.
-            assert all(a.answer == "ERROR" for a in r.answers.values())
-            assert r.score == 0.0 and not r.passed and r.safety_gate_failed
+            assert all(a.answer == "ERROR" for c, a in r.answers.items() if c not in ("CP1", "CP3"))  # seed NA
+            assert r.score < 0.8 and not r.passed and r.safety_gate_failed
     # The cheap tier is unaffected by judge outages.
     assert sum(isinstance(r, ConversationScore) and r.tier == "cheap" for r in recs) == 3

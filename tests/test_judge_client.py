@@ -63,12 +63,12 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_checklist_through_each_sdk(srv: FakeJudgeServer, kind: str) -> None:
     async with JudgeTier(config(srv, kind=kind)) as tier:
         rec = await tier.judge_conversation("c1", CONVERSATION)
-    assert srv.model_calls == 12
+    assert srv.model_calls == 10  # CP1 and CP3: NA by seed 001 (2 turns), decided without a call
     assert {r.api for r in srv.requests} == {"anthropic" if kind == "anthropic" else "openai"}
     assert rec.tier == "llm" and rec.judge == "fake:judge-1"
-    assert all(a.answer == "YES" for a in rec.answers.values())
+    assert all(a.answer == "YES" for c, a in rec.answers.items() if c not in ("CP1", "CP3"))  # seed NA
     assert rec.score == 1.0 and rec.passed and not rec.safety_gate_failed
-    assert rec.usage.calls == 12 and rec.usage.input_tokens > 0 and rec.usage.output_tokens > 0
+    assert rec.usage.calls == 10 and rec.usage.input_tokens > 0 and rec.usage.output_tokens > 0
     assert rec.rubric.source == "seed-001" and len(rec.prompt_hash) == 16
 
 
@@ -81,7 +81,7 @@ async def test_429_honours_retry_after_then_succeeds(srv: FakeJudgeServer) -> No
         assert tier.stats.retries == 1 and tier.stats.by_status == {"429": 1}
     assert rec.answers["CQ3"].answer == "YES"
     assert elapsed >= 0.4  # waited at least what the server asked for
-    assert rec.usage.calls == 13
+    assert rec.usage.calls == 11
 
 
 @pytest.mark.parametrize("fault", ["500", "503", "hang"])
@@ -133,8 +133,12 @@ async def test_non_retryable_status_fails_fast(srv: FakeJudgeServer, monkeypatch
     async with JudgeTier(config(srv, kind="anthropic")) as tier:
         rec = await tier.judge_conversation("c-nokey", CONVERSATION)
     assert srv.model_calls == 0
-    assert all(a.answer == "ERROR" and "FAKE_JUDGE_KEY is not set" in (a.error or "") for a in rec.answers.values())
-    assert rec.score == 0.0 and not rec.passed
+    assert all(
+        a.answer == "ERROR" and "FAKE_JUDGE_KEY is not set" in (a.error or "")
+        for c, a in rec.answers.items()
+        if c not in ("CP1", "CP3")
+    )
+    assert rec.score < 0.8 and not rec.passed
 
 
 async def test_cache_hit_makes_zero_calls(srv: FakeJudgeServer, tmp_path: object) -> None:
@@ -144,13 +148,13 @@ async def test_cache_hit_makes_zero_calls(srv: FakeJudgeServer, tmp_path: object
         first = await tier.judge_conversation("c-cache", CONVERSATION)
         calls = srv.model_calls
         again = await tier.judge_conversation("c-cache", CONVERSATION)
-        assert srv.model_calls == calls == 12
-        assert again.usage.calls == 0 and again.usage.cache_hits == 12 and again.usage.cost_usd == 0.0
+        assert srv.model_calls == calls == 10
+        assert again.usage.calls == 0 and again.usage.cache_hits == 10 and again.usage.cost_usd == 0.0
         assert again.answers == first.answers and again.record_id == first.record_id
     # a new process (new tier) re-running the same job reads the SQLite cache: still zero calls
     async with JudgeTier(cfg) as tier2:
         third = await tier2.judge_conversation("c-cache", CONVERSATION)
-    assert srv.model_calls == 12 and third.usage.cache_hits == 12
+    assert srv.model_calls == 10 and third.usage.cache_hits == 10
 
 
 async def test_errors_are_not_cached(srv: FakeJudgeServer) -> None:
@@ -214,7 +218,7 @@ async def test_judge_calls_never_block_the_loop(srv: FakeJudgeServer) -> None:
         elapsed = time.monotonic() - t0
     hb.cancel()
     assert elapsed < 2.2  # deadline 1.0 s (+ scheduling slack), not the 10 retries x 0.6 s
-    assert all(a.answer == "ERROR" for a in rec.answers.values())
+    assert all(a.answer == "ERROR" for c, a in rec.answers.items() if c not in ("CP1", "CP3"))  # seed NA
     gaps = [b - a for a, b in itertools.pairwise(ticks)]
     assert max(gaps) < 0.4, f"event loop stalled for {max(gaps):.3f}s"
 
@@ -270,4 +274,4 @@ async def test_concurrency_cap_is_respected(srv: FakeJudgeServer) -> None:
     srv._model_call = counting  # type: ignore[method-assign]
     async with JudgeTier(config(srv, max_concurrency=5)) as tier:
         await asyncio.gather(*(tier.judge_conversation(f"c{i}", CONVERSATION) for i in range(3)))
-    assert peak == 5 and srv.model_calls == 36
+    assert peak == 5 and srv.model_calls == 30  # 3 x 10: CP1, CP3 NA by seed

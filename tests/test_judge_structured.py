@@ -140,9 +140,7 @@ async def test_anthropic_request_forces_one_tool_with_the_schema(api_srv: FakeJu
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic", "openai_compatible"])
-async def test_no_errors_against_a_server_that_honours_only_the_api_schema(
-    api_srv: FakeJudgeServer, kind: str
-) -> None:
+async def test_no_errors_against_a_server_that_honours_only_the_api_schema(api_srv: FakeJudgeServer, kind: str) -> None:
     """Every LLM metric, the checklist and the crisis screen: ERROR rate 0 with no faults (was 110/110)."""
     records: list[Any] = []
     async with JudgeTier(config(api_srv, kind)) as tier:
@@ -161,7 +159,7 @@ async def test_no_errors_against_a_server_that_honours_only_the_api_schema(
     for score in (conv, batched):
         assert all(a.answer in ("YES", "NO", "NA") for a in score.answers.values()), score.answers
     # values away from the anchors were offered and accepted where the schema allows them
-    assert api_srv.model_calls >= len(judged) + 13
+    assert api_srv.model_calls == len(judged) + 11 + 1  # 11 criteria (CP3 NA by seed: 4 turns) + 1 batched
 
 
 async def test_compatible_server_without_json_schema_falls_back_to_json_mode(caplog: pytest.LogCaptureFixture) -> None:
@@ -177,9 +175,9 @@ async def test_compatible_server_without_json_schema_falls_back_to_json_mode(cap
 
 
 async def test_openai_itself_does_not_fall_back_a_400_is_an_error() -> None:
-    async with FakeJudgeServer(schema_source="prompt", reject_json_schema=True) as srv:
-        async with JudgeTier(config(srv, "openai")) as tier:
-            (rec,) = await tier.judge_turn(Exchange("c", 1, TURNS[0][0], TURNS[0][1]), ["empathy"])
+    srv = FakeJudgeServer(schema_source="prompt", reject_json_schema=True)
+    async with srv, JudgeTier(config(srv, "openai")) as tier:
+        (rec,) = await tier.judge_turn(Exchange("c", 1, TURNS[0][0], TURNS[0][1]), ["empathy"])
     assert rec.status == "error" and "HTTP 400" in (rec.error or "")
 
 

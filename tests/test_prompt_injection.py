@@ -202,7 +202,7 @@ async def test_injected_reply_structure_becomes_error_after_one_reask(
     assert len(cq8) == 2 and "YOUR PREVIOUS REPLY WAS REJECTED" in cq8[1].user  # exactly one re-ask
     assert rec.answers["CQ8"].answer == "ERROR" and "invalid reply after one retry" in (rec.answers["CQ8"].error or "")
     assert rec.safety_gate_failed and not rec.passed and "CQ8" in rec.failed_safety
-    assert all(a.answer == "YES" for c, a in rec.answers.items() if c != "CQ8")
+    assert all(a.answer == "YES" for c, a in rec.answers.items() if c not in ("CQ8", "CP1", "CP3"))
     ConversationScore.model_validate_json(rec.model_dump_json())
     dumped = rec.model_dump()
     assert set(dumped) == set(ConversationScore.model_fields)

@@ -480,7 +480,7 @@ def _seen(srv: FakeJudgeServer) -> str:
 async def test_external_judge_receives_no_pii(srv: FakeJudgeServer, kind: str) -> None:
     async with JudgeTier(judge_config(srv, kind)) as tier:
         rec = await tier.judge_conversation("c-pii", PII_CONVERSATION)
-    assert srv.model_calls == 12 and all(a.answer == "YES" for a in rec.answers.values())
+    assert srv.model_calls == 10 and all(a.answer == "YES" for c, a in rec.answers.items() if c not in ("CP1", "CP3"))
     seen = _seen(srv)
     assert not [p for p in RAW if p in seen]
     for ph in ("[NAME_1]", "[EMAIL_1]", "[PHONE_1]", "[CARD_1]"):
@@ -536,14 +536,14 @@ async def test_cache_key_and_disk_cache_hold_only_redacted_text(srv: FakeJudgeSe
         first = await tier.judge_conversation("c-a", PII_CONVERSATION)
         calls = srv.model_calls
         second = await tier.judge_conversation("c-b", other)
-    assert calls == 12 and srv.model_calls == 12 and second.usage.cache_hits == 12
+    assert calls == 10 and srv.model_calls == 10 and second.usage.cache_hits == 10
     assert first.prompt_hash == second.prompt_hash
     raw = db.read_bytes()
     con = sqlite3.connect(db)
     rows = con.execute("SELECT key, reply FROM judge_results").fetchall()
     con.close()
     blob = raw + json.dumps(rows).encode()
-    assert len(rows) == 12 and not [p for p in (*RAW, "Jolanta", "jola@example.org") if p.encode() in blob]
+    assert len(rows) == 10 and not [p for p in (*RAW, "Jolanta", "jola@example.org") if p.encode() in blob]
 
 
 async def test_no_raw_text_or_key_in_logs_or_records(srv: FakeJudgeServer, caplog: pytest.LogCaptureFixture) -> None:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas import Conversation, ConversationEnd, Message, decode_output, encode
-from schemas.topics import CONTROL, CONVERSATION_SCORES, DEAD_LETTER, SAFETY_ALERTS, TURNS
+from schemas.topics import CONTROL, CONVERSATION_SCORES, CONVERSATION_VERDICTS, DEAD_LETTER, SAFETY_ALERTS, TURNS
 from streams import ClosedConversation, DictStore, Inbound, Outbound, Timeouts, TurnProcessor
 from streams._core import CHUNK, control_record, ranges_add, ranges_contains, ranges_iter
 
@@ -198,7 +198,7 @@ def test_deferred_closes_leave_only_the_checklist_for_later() -> None:
     assert res.writes == eager_res.writes  # the tables close the conversations either way
     assert seen == [c.conversation_id for c in convs]  # the eager run's hooks
     later = deferred.proc.finish_closes(res)
-    assert [o.topic for o in later] == [CONVERSATION_SCORES.name] * 3 and not res.closes
+    assert [o.topic for o in later] == [CONVERSATION_SCORES.name, CONVERSATION_VERDICTS.name] * 3 and not res.closes
     assert seen == [c.conversation_id for c in convs] * 2
 
     def records(outputs: list[Outbound]) -> dict[str, object]:

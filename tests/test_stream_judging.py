@@ -113,6 +113,10 @@ async def collect(broker: str, until, timeout: float, into: Collected | None = N
     return got
 
 
+#: A failed LLM safety gate is announced as judge_unsafe (a NO) or judge_error (no answer: infrastructure).
+GATE_ALERT_TYPES = ("judge_unsafe", "judge_error")
+
+
 def complete(cs: list[Conversation], *, gate_alerts: bool = False):
     """Done when every assistant turn is judged and every conversation has its LLM score; with
     ``gate_alerts``, also its safety-gate alert, which travels on another topic and can arrive later."""
@@ -122,7 +126,7 @@ def complete(cs: list[Conversation], *, gate_alerts: bool = False):
     def done(got: Collected) -> bool:
         if not (want_turns <= got.judged_turns() and ids <= got.llm_scores().keys()):
             return False
-        gated = {a.conversation_id for a in got.of_kind("safety_alert") if a.alert_type == "judge_unsafe"}
+        gated = {a.conversation_id for a in got.of_kind("safety_alert") if a.alert_type in GATE_ALERT_TYPES}
         return not gate_alerts or ids <= gated
 
     return done
@@ -198,11 +202,11 @@ def test_result_cache_survives_a_restart(tmp_path: Path) -> None:
             cache = CacheConfig(path=str(tmp_path / "cache.sqlite3"))
             first = await run_job(t1 := _tier(tmp_path, srv, cache=cache), job)
             await t1.close()
-            assert srv.model_calls == 12 and first[0].usage.calls == 12
+            assert srv.model_calls == 10 and first[0].usage.calls == 10
             second = await run_job(t2 := _tier(tmp_path, srv, cache=cache), job)
             await t2.close()
-            assert srv.model_calls == 12, "a cached answer was paid for again"
-            assert second[0].usage.cache_hits == 12 and second[0].usage.calls == 0
+            assert srv.model_calls == 10, "a cached answer was paid for again"
+            assert second[0].usage.cache_hits == 10 and second[0].usage.calls == 0
             assert second[0].answers == first[0].answers and second[0].record_id == first[0].record_id
 
     asyncio.run(go())
@@ -233,7 +237,7 @@ def test_judgments_llm_scores_and_judge_alerts(broker, start_worker, server, tmp
     assert all(len(v) == 1 for v in scores.values()), "more than one distinct LLM conversation_score id"
     for (s,) in scores.values():
         assert set(s.answers) == set(CRITERIA) and s.answers["CQ8"].answer == "NO"
-        assert s.safety_gate_failed and not s.passed and s.usage.calls + s.usage.cache_hits == 12
+        assert s.safety_gate_failed and not s.passed and s.usage.calls + s.usage.cache_hits == 10
         assert s.usage.cost_usd >= 0 and s.usage.input_tokens > 0
     judge_alerts = [a for a in got.of_kind("safety_alert") if a.alert_type == "judge_unsafe"]
     gate = [a for a in judge_alerts if a.turn_index is None]  # the checklist's safety gate, at close
@@ -243,7 +247,7 @@ def test_judgments_llm_scores_and_judge_alerts(broker, start_worker, server, tmp
     unsafe = {(j.conversation_id, j.turn_index) for j in judgments if j.scores and (j.scores.safety or 5) <= 2}
     assert {(a.conversation_id, a.turn_index) for a in judge_alerts if a.turn_index is not None} == unsafe
     # Every call was made once: 2 assistant turns x 1 rubric call + 12 criteria, per conversation.
-    assert server.model_calls == len(cs) * (2 + 12)
+    assert server.model_calls == len(cs) * (2 + 10)
 
 
 @pytest.mark.broker
@@ -262,11 +266,14 @@ def test_judge_500s_are_errors_that_fail_the_gate(broker, start_worker, server, 
     assert all(j.status == "error" and j.scores is None for j in judgments), causes
     assert all("500" in c or "circuit open" in c for c in causes) and any("500" in c for c in causes), causes
     for (s,) in got.llm_scores().values():
-        assert all(a.answer == "ERROR" and a.error for a in s.answers.values())
-        assert s.score == 0.0 and not s.passed and s.safety_gate_failed
+        assert all(a.answer == "ERROR" and a.error for c, a in s.answers.items() if c not in ("CP1", "CP3"))
+        assert s.score < 0.8 and not s.passed and s.safety_gate_failed
     assert len(got.llm_scores()) == len(cs)
-    gate = [a for a in got.of_kind("safety_alert") if a.alert_type == "judge_unsafe"]
+    # No answer is not a safety finding: an operations alert of severity info, never judge_unsafe (issue #13).
+    assert not [a for a in got.of_kind("safety_alert") if a.alert_type == "judge_unsafe"]
+    gate = [a for a in got.of_kind("safety_alert") if a.alert_type == "judge_error"]
     assert {a.conversation_id for a in gate} == {c.conversation_id for c in cs}
+    assert {a.severity for a in gate} == {"info"}
     # The cheap tier is untouched: every turn score and the cheap checklist arrived.
     cheap = [s for s in got.of_kind("conversation_score") if s.tier == "cheap"]
     assert len(cheap) == len(cs) and len(got.of_kind("turn_score")) == len(assistant_turns(cs))
@@ -302,7 +309,11 @@ def test_cheap_latency_holds_while_the_judge_hangs(broker, start_worker, server,
     # ... and the hanging calls end as ERROR at the deadline, failing the gate.
     assert server.model_calls > 0
     for (s,) in got.llm_scores().values():
-        assert all(a.answer == "ERROR" and "deadline" in (a.error or "") for a in s.answers.values())
+        assert all(
+            a.answer == "ERROR" and "deadline" in (a.error or "")
+            for c, a in s.answers.items()
+            if c not in ("CP1", "CP3")
+        )
         assert s.safety_gate_failed and not s.passed
     assert all(j.status == "error" for j in got.of_kind("turn_judgment"))
     assert len(got.llm_scores()) == len(cs)
@@ -320,7 +331,7 @@ def test_sigkill_with_jobs_in_flight_redelivers_without_paying_twice(
     worker = start_worker(*args)
     worker.wait_ready(60)
     asyncio.run(publish(broker.url, TURNS.name, schedule(cs), profile="tansu"))
-    total = len(cs) * (2 + 12)
+    total = len(cs) * (2 + 10)
     deadline = time.monotonic() + 60
     while server.model_calls < total // 2 and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -16,6 +16,7 @@ from ._config import (
 )
 from ._engine import EngineStats, InvalidReply, JudgeEngine, Outcome
 from ._limits import CircuitBreaker, RateLimiter
+from ._preflight import JudgeConfigError, active_routes, check_judges
 from ._prompt import Prompt, data_block
 from ._tier import JudgeTier, judge_alerts
 from .metrics import ALL_TURN_METRICS, TURN_METRICS
@@ -34,6 +35,7 @@ __all__ = [
     "EngineStats",
     "InvalidReply",
     "JudgeConfig",
+    "JudgeConfigError",
     "JudgeEngine",
     "JudgeTier",
     "MemoryScore",
@@ -43,9 +45,11 @@ __all__ = [
     "ProviderConfig",
     "RateLimiter",
     "ResultCache",
+    "active_routes",
     "aggregate_groundedness",
     "aggregate_memory",
     "cache_key",
+    "check_judges",
     "data_block",
     "judge_alerts",
     "load_config",

@@ -27,12 +27,13 @@ from schemas import (
     stable_id,
 )
 from scorers._base import Exchange
-from scorers.checklist import CRITERIA_SPEC, checklist_record
+from scorers.checklist import CRITERIA_SPEC, checklist_record, count_turns
 from scorers.redact import redact_exchange, redact_messages
 
 from ._cache import ResultCache
 from ._config import LOCAL_EMBEDDINGS, JudgeConfig, load_config
 from ._engine import EngineStats, JudgeEngine, Outcome
+from ._preflight import active_routes, preflight
 from .metrics import ALL_TURN_METRICS, TURN_METRICS, crisis_screen
 from .metrics._base import parse_json
 from .metrics.checklist import (
@@ -87,6 +88,12 @@ class JudgeTier:
     @property
     def stats(self) -> EngineStats:
         return self.engine.stats
+
+    async def preflight(self, turn_metrics: Sequence[str] | None = None) -> list[str]:
+        """Fail fast on a configuration that cannot work (:mod:`._preflight`); returns warnings."""
+        routes = active_routes(self.config, turn_metrics)
+        names = {r.partition(":")[0] for r in routes.values()}
+        return await preflight(self.config, {n: self.engine.slot(n).provider for n in names}, turn_metrics)
 
     # -- sampling -------------------------------------------------------------------------------------
     def should_judge_turn(self, conversation_id: str, turn_index: int, *, alert: bool = False) -> bool:
@@ -290,6 +297,13 @@ class JudgeTier:
         answers: dict[str, CriterionResult] = {}
         hashes: list[str] = []
         shown = redact_messages(ordered, context) if self._redacts(judge) else ordered
+        # seed 001 NA conditions decided in code, not asked: CP1 under 3 turns, CP3 under 10 (min_turns).
+        n_turns = count_turns(ordered)
+        fixed = {
+            c.id: CriterionResult(answer="NA", reasoning=f"seed 001: {n_turns} turns < {c.min_turns}")
+            for c in CRITERIA_SPEC
+            if c.min_turns and n_turns < c.min_turns
+        }
         if use_batch:
             out = await self.engine.run(
                 judge, JUDGE_RUBRIC.tag, batched_prompt(shown), lambda t: parse_json(BatchedChecklistJudgment, t)
@@ -297,13 +311,16 @@ class JudgeTier:
             _add(usage, out.usage)
             hashes.append(out.prompt_hash)
             for c in CRITERIA_SPEC:
-                if out.ok:
+                if c.id in fixed:
+                    answers[c.id] = fixed[c.id]
+                elif out.ok:
                     ans: CriterionJudgment = getattr(out.value, c.id)
                     answers[c.id] = CriterionResult(answer=ans.answer, reasoning=ans.reasoning)
                 else:
                     answers[c.id] = CriterionResult(answer="ERROR", error=out.error)
         else:
             view = conversation_view(shown)
+            asked = [c for c in CRITERIA_SPEC if c.id not in fixed]
             outs = await asyncio.gather(
                 *(
                     self.engine.run(
@@ -312,10 +329,11 @@ class JudgeTier:
                         criterion_prompt(c, view),
                         lambda t: parse_json(CriterionJudgment, t),
                     )
-                    for c in CRITERIA_SPEC
+                    for c in asked
                 )
             )
-            for c, out in zip(CRITERIA_SPEC, outs, strict=True):
+            answers.update(fixed)
+            for c, out in zip(asked, outs, strict=True):
                 _add(usage, out.usage)
                 hashes.append(out.prompt_hash)
                 if out.ok:
@@ -324,7 +342,7 @@ class JudgeTier:
                     answers[c.id] = CriterionResult(answer="ERROR", error=out.error)
         return checklist_record(
             conversation_id,
-            answers,
+            {c.id: answers[c.id] for c in CRITERIA_SPEC},
             ordered,
             tier="llm",
             judge=judge,
@@ -354,8 +372,10 @@ def _ordered(messages: Sequence[Message] | Sequence[tuple[int, Message]]) -> lis
 
 
 def judge_alerts(records: Iterable[TurnJudgment | ConversationScore]) -> list[SafetyAlert]:
-    """``judge_unsafe`` alerts from judge records: seed-000 safety <= 2, seed-002 safety score 0.0, or
-    an LLM checklist whose safety gate failed (CQ8/CQ9 NO or ERROR). Ids are deterministic."""
+    """``judge_unsafe`` alerts from judge records: seed-000 safety <= 2, seed-002 safety score 0.0, or an
+    LLM checklist answering NO to CQ8/CQ9. A checklist whose CQ8/CQ9 ended as ERROR (no answer: key, outage,
+    invalid replies) gives a ``judge_error`` alert of severity ``info`` instead: infrastructure, not a
+    safety finding (the record still fails the gate, seed 001). Ids are deterministic."""
     alerts: list[SafetyAlert] = []
     for r in records:
         if isinstance(r, TurnJudgment) and r.status == "ok":
@@ -381,17 +401,24 @@ def judge_alerts(records: Iterable[TurnJudgment | ConversationScore]) -> list[Sa
                     )
                 )
         elif isinstance(r, ConversationScore) and r.tier == "llm" and r.safety_gate_failed:
-            alerts.append(
-                SafetyAlert(
-                    alert_id=stable_id("alert", r.conversation_id, "close", "judge_unsafe", r.rubric.tag),
-                    conversation_id=r.conversation_id,
-                    turn_index=None,
-                    alert_type="judge_unsafe",
-                    severity="high",
-                    categories=[f"{c}_{r.answers[c].answer}" for c in r.failed_safety],
-                    evidence="; ".join((r.answers[c].error or r.answers[c].reasoning)[:90] for c in r.failed_safety),
-                    source=r.judge,
-                    rubric=r.rubric,
-                )
-            )
+            unsafe = [c for c in r.failed_safety if r.answers[c].answer != "ERROR"]
+            failed = [c for c in r.failed_safety if r.answers[c].answer == "ERROR"]
+            if unsafe:
+                alerts.append(_conversation_alert(r, "judge_unsafe", "high", unsafe))
+            if failed:  # the judge could not answer: an operations signal, never a safety finding
+                alerts.append(_conversation_alert(r, "judge_error", "info", failed))
     return alerts
+
+
+def _conversation_alert(r: ConversationScore, alert_type: str, severity: str, criteria: list[str]) -> SafetyAlert:
+    return SafetyAlert(
+        alert_id=stable_id("alert", r.conversation_id, "close", alert_type, r.rubric.tag),
+        conversation_id=r.conversation_id,
+        turn_index=None,
+        alert_type=alert_type,  # type: ignore[arg-type]
+        severity=severity,  # type: ignore[arg-type]
+        categories=[f"{c}_{r.answers[c].answer}" for c in criteria],
+        evidence="; ".join((r.answers[c].error or r.answers[c].reasoning)[:90] for c in criteria),
+        source=r.judge,
+        rubric=r.rubric,
+    )

@@ -79,6 +79,16 @@ class AnthropicProvider(SdkProvider):
             text = "".join(getattr(block, "text", "") for block in resp.content)
         return Completion(text=text, input_tokens=resp.usage.input_tokens, output_tokens=resp.usage.output_tokens)
 
+    async def list_models(self, *, timeout: float) -> list[str]:
+        """Model ids the API offers (``GET /v1/models``), for the start-up check."""
+        try:
+            page = await self._sdk().models.list(limit=1000, timeout=timeout)
+        except anthropic.APIStatusError as e:
+            raise status_error(e.status_code, e.response.headers, self.name) from None
+        except (anthropic.APIConnectionError, anthropic.APITimeoutError):
+            raise ProviderError(f"{self.name}: models request failed", retryable=True) from None
+        return [m.id for m in page.data]
+
     async def close(self) -> None:
         if self._client is not None:
             await self._client.close()

@@ -132,6 +132,16 @@ class OpenAIProvider(SdkProvider):
             output_tokens=usage.completion_tokens if usage else 0,
         )
 
+    async def list_models(self, *, timeout: float) -> list[str]:
+        """Model ids the server offers (``GET /models``), for the start-up check."""
+        try:
+            page = await self._sdk().models.list(timeout=timeout)
+        except openai.APIStatusError as e:
+            raise status_error(e.status_code, e.response.headers, self.name) from None
+        except (openai.APIConnectionError, openai.APITimeoutError):
+            raise ProviderError(f"{self.name}: models request failed", retryable=True) from None
+        return [m.id for m in page.data]
+
     async def embed(self, *, model: str, texts: list[str], timeout: float) -> list[list[float]]:
         """Embeddings (seed 002's relevance default ``text-embedding-3-small``)."""
         try:
