@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,3 +82,41 @@ def test_judge_failures_are_error_records_and_exit_code_3(tmp_path: Path, server
             assert r.score == 0.0 and not r.passed and r.safety_gate_failed
     # The cheap tier is unaffected by judge outages.
     assert sum(isinstance(r, ConversationScore) and r.tier == "cheap" for r in recs) == 3
+
+
+def _evaluate(src: Path, out: Path, cfg: Path, *extra: str) -> int:
+    return main(
+        ["evaluate", str(src), "--out", str(out), "--judge", "fake:judge-1", "--judge-config", str(cfg), *extra]
+    )
+
+
+def _judged(recs: list) -> list:
+    return [r for r in recs if isinstance(r, TurnJudgment) or (isinstance(r, ConversationScore) and r.tier == "llm")]
+
+
+def test_unpriced_judge_cost_is_null_with_one_warning(
+    tmp_path: Path, server: FakeJudgeServer, capsys, caplog: pytest.LogCaptureFixture
+) -> None:
+    cfg, src, out = _setup(tmp_path, server)
+    with caplog.at_level(logging.WARNING, logger="attune.judges"):
+        assert _evaluate(src, out, cfg) == 0
+    warned = [r.getMessage() for r in caplog.records if "has no price" in r.getMessage()]
+    assert len(warned) == 1 and '[prices."fake:judge-1"]' in warned[0]  # once per model, naming the key
+    judged = _judged(_records(out))
+    assert judged and all(r.usage.cost_usd is None for r in judged)  # never a fake $0
+    text = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
+    assert f"cost unknown for {server.model_calls} call(s)" in text and "no [prices] entry for fake:judge-1" in text
+
+
+def test_priced_judge_cost_is_summed(tmp_path: Path, server: FakeJudgeServer, capsys) -> None:
+    price = '[prices."fake:judge-1"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n'
+    cfg, src, out = _setup(tmp_path, server, price)
+    assert _evaluate(src, out, cfg) == 0
+    judged = _judged(_records(out))
+    tokens_in = sum(r.usage.input_tokens for r in judged)
+    tokens_out = sum(r.usage.output_tokens for r in judged)
+    total = sum(r.usage.cost_usd for r in judged)
+    assert tokens_in > 0 and total == pytest.approx((tokens_in * 1.0 + tokens_out * 2.0) / 1e6)
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"{server.model_calls} call(s), 0 cache hit(s), tokens in {tokens_in:,} / out {tokens_out:,}" in text
+    assert f"cost ${total:.4f}" in text

@@ -113,11 +113,16 @@ DEFAULT_ROUTES: dict[str, str] = {
     "crisis_screen": "openai:gpt-4o-mini",  # issue #12: second opinion on possible-risk user turns
 }
 
-#: USD per million tokens, list prices at the time of writing; edit in TOML when they change.
+#: USD per million tokens: the vendors' published list prices (standard tier, no batch or cache
+#: discounts) as of late 2025, not re-checked online since; edit them in TOML when they change. A model
+#: missing here (``openai:gpt-5.2``, the logical_consistency default, whose price we could not confirm;
+#: any ``ollama:`` model) gets ``cost_usd: null`` and a warning naming the ``[prices]`` key to set.
 DEFAULT_PRICES: dict[str, Price] = {
     "openai:gpt-4o": Price(input_per_mtok=2.50, output_per_mtok=10.00),
     "openai:gpt-4o-mini": Price(input_per_mtok=0.15, output_per_mtok=0.60),
     "anthropic:claude-opus-4-5": Price(input_per_mtok=5.00, output_per_mtok=25.00),
+    "anthropic:claude-sonnet-4-5": Price(input_per_mtok=3.00, output_per_mtok=15.00),  # the --judge help example
+    "gemini:gemini-2.0-flash": Price(input_per_mtok=0.10, output_per_mtok=0.40),  # text input price
     "openai:text-embedding-3-small": Price(input_per_mtok=0.02, output_per_mtok=0.0),
 }
 
