@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -92,6 +94,57 @@ def _evaluate(src: Path, out: Path, cfg: Path, *extra: str) -> int:
 
 def _judged(recs: list) -> list:
     return [r for r in recs if isinstance(r, TurnJudgment) or (isinstance(r, ConversationScore) and r.tier == "llm")]
+
+
+def test_second_run_is_answered_from_the_persistent_cache(tmp_path: Path, server: FakeJudgeServer, capsys) -> None:
+    cfg, src, out = _setup(tmp_path, server)
+    cache = Path(os.environ["ATTUNE_JUDGE_CACHE"])  # tests/conftest.py: a tmp file, never the real home
+    assert _evaluate(src, out, cfg) == 0
+    first = server.model_calls
+    assert first == 3 * (2 + 12) and cache.is_file()
+    assert f"judge cache: {cache}" in capsys.readouterr().out
+
+    again = tmp_path / "again.jsonl"
+    assert _evaluate(src, again, cfg) == 0
+    assert server.model_calls == first  # a new process-level run, zero model calls: all from the file
+    judged = _judged(_records(again))
+    assert sum(r.usage.calls for r in judged) == 0 and sum(r.usage.cache_hits for r in judged) == first
+    assert all(r.usage.cost_usd == 0.0 for r in judged)  # a cache hit costs a known $0, even unpriced
+    assert f"0 call(s), {first} cache hit(s)" in " ".join(capsys.readouterr().out.split())
+    # Same scores as the first run: the cache answers, it does not invent.
+    assert {r.record_id: r.model_dump(exclude={"usage", "produced_at"}) for r in judged} == {
+        r.record_id: r.model_dump(exclude={"usage", "produced_at"}) for r in _judged(_records(out))
+    }
+
+    assert _evaluate(src, tmp_path / "fresh.jsonl", cfg, "--no-cache") == 0
+    assert server.model_calls == 2 * first  # --no-cache asks the judges again
+    assert "judge cache: off" in capsys.readouterr().out
+
+
+def test_cache_path_in_the_config_wins_over_the_environment(tmp_path: Path, server: FakeJudgeServer) -> None:
+    mine = tmp_path / "project" / "cache.sqlite3"
+    cfg, src, out = _setup(tmp_path, server, f'[cache]\npath = "{mine}"\n')
+    assert _evaluate(src, out, cfg, "--quiet") == 0
+    assert mine.is_file() and not Path(os.environ["ATTUNE_JUDGE_CACHE"]).exists()
+
+
+def test_default_cache_path_follows_env_then_user_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from scorers.judges import default_cache_path
+
+    monkeypatch.setenv("ATTUNE_JUDGE_CACHE", str(tmp_path / "elsewhere.sqlite3"))
+    assert default_cache_path() == tmp_path / "elsewhere.sqlite3"
+    monkeypatch.delenv("ATTUNE_JUDGE_CACHE")
+    if sys.platform.startswith("linux"):  # platformdirs follows XDG there (the conftest points it at tmp)
+        assert default_cache_path() == Path(os.environ["XDG_CACHE_HOME"]) / "attune" / "judge-cache.sqlite3"
+    assert default_cache_path().name == "judge-cache.sqlite3"
+
+
+def test_unwritable_cache_is_a_clear_error_not_a_crash(tmp_path: Path, server: FakeJudgeServer, capsys) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    cfg, src, out = _setup(tmp_path, server, f'[cache]\npath = "{blocker / "cache.sqlite3"}"\n')
+    assert _evaluate(src, out, cfg) == 2
+    assert "--no-cache" in capsys.readouterr().err and server.model_calls == 0
 
 
 def test_unpriced_judge_cost_is_null_with_one_warning(

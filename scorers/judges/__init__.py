@@ -12,6 +12,7 @@ from ._config import (
     JudgeConfig,
     Price,
     ProviderConfig,
+    default_cache_path,
     load_config,
 )
 from ._engine import EngineStats, InvalidReply, JudgeEngine, Outcome
@@ -47,6 +48,7 @@ __all__ = [
     "aggregate_memory",
     "cache_key",
     "data_block",
+    "default_cache_path",
     "judge_alerts",
     "load_config",
     "memory_scores",

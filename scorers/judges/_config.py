@@ -8,10 +8,12 @@ needs the keys it changes: ``providers``, ``routes`` and ``prices`` are merged o
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Literal
 
+import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from scorers.redact import is_loopback_url
@@ -64,9 +66,30 @@ class BreakerConfig(_Model):
 
 
 class CacheConfig(_Model):
+    """Where validated judge replies are kept. ``path`` unset: ``attune evaluate`` uses
+    :func:`default_cache_path` (so a re-run is free), a stream worker its data dir, and a
+    :class:`JudgeTier` built in Python keeps the cache in memory (a library call writes no files)."""
+
     enabled: bool = True
     max_entries: int = Field(default=50_000, ge=1)
-    path: str | None = Field(default=None, description="SQLite file; None keeps the cache in memory only.")
+    path: str | None = Field(
+        default=None,
+        description="SQLite file. Unset: attune evaluate -> $ATTUNE_JUDGE_CACHE or the user cache dir; "
+        "worker -> its data dir; Python API -> memory only.",
+    )
+
+
+CACHE_FILE = "judge-cache.sqlite3"
+
+
+def default_cache_path() -> Path:
+    """``$ATTUNE_JUDGE_CACHE`` if set, else ``judge-cache.sqlite3`` in the user cache directory
+    (``platformdirs``: ``$XDG_CACHE_HOME/attune`` or ``~/.cache/attune`` on Linux, ``~/Library/Caches/attune``
+    on macOS, ``%LOCALAPPDATA%\\attune\\Cache`` on Windows)."""
+    env = os.environ.get("ATTUNE_JUDGE_CACHE")  # moves the file; ``cache.path`` in the config wins
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_cache_dir("attune", appauthor=False)) / CACHE_FILE
 
 
 class RedactionConfig(_Model):
