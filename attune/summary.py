@@ -12,6 +12,7 @@ from rich.table import Table
 
 from schemas import ConversationScore, OutputRecord, SafetyAlert, TurnJudgment, TurnScore
 
+from ._release import ReleaseTally
 from ._usage import UsageTotals
 
 
@@ -26,11 +27,13 @@ class Summary:
     failed_criteria: Counter[str] = field(default_factory=Counter)
     judgment_status: Counter[str] = field(default_factory=Counter)
     usage: UsageTotals = field(default_factory=UsageTotals)
+    release: ReleaseTally = field(default_factory=ReleaseTally)
     rejected: int = 0
 
     def add(self, rec: OutputRecord) -> None:
         self.kinds[rec.kind] += 1
         self.usage.add(rec)
+        self.release.add(rec)
         if isinstance(rec, TurnScore):
             for k, v in rec.metrics.items():
                 self.turn_metrics.setdefault(k, []).append(v)
@@ -63,6 +66,7 @@ class Summary:
             "alerts": dict(self.alerts.most_common()),
             "judgments": dict(self.judgment_status),
             "judge_usage": self.usage.as_dict() if self.usage else None,
+            "release_decision": self.release.as_dict(),
         }
 
     def render(self, console: Console) -> None:
@@ -95,5 +99,7 @@ class Summary:
             console.print("[bold]Judgments:[/bold] " + ", ".join(f"{k}: {v}" for k, v in self.judgment_status.items()))
         if self.usage:
             console.print(f"[bold]Judge usage:[/bold] {escape(self.usage.line())}", highlight=False)
+        if self.release:
+            console.print(f"[bold]Release decision (seed 004):[/bold] {escape(self.release.line())}", highlight=False)
         if self.rejected:
             console.print(f"[bold red]Rejected inputs:[/bold red] {self.rejected}")

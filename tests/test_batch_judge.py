@@ -173,3 +173,12 @@ def test_priced_judge_cost_is_summed(tmp_path: Path, server: FakeJudgeServer, ca
     text = " ".join(capsys.readouterr().out.split())
     assert f"{server.model_calls} call(s), 0 cache hit(s), tokens in {tokens_in:,} / out {tokens_out:,}" in text
     assert f"cost ${total:.4f}" in text
+
+
+def test_release_decision_of_the_run_in_the_summary(tmp_path: Path, server: FakeJudgeServer, capsys) -> None:
+    cfg, src, out = _setup(tmp_path, server)
+    server.answer("companionship quality", "Score: 0.8 | Reasoning: warm, bounded, builds on context.")
+    assert _evaluate(src, out, cfg, "--judge-metrics", "voice_judge") == 0
+    text = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
+    assert "Release decision (seed 004): DEPLOY: average 0.800 over 6 judged turn(s)" in text
+    assert "deploy if average >= 0.7" in text and "per-metric floor not checked" in text

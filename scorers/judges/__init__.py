@@ -23,7 +23,7 @@ from .metrics import ALL_TURN_METRICS, TURN_METRICS
 from .metrics.checklist import JUDGE_RUBRIC as CHECKLIST_JUDGE_RUBRIC
 from .metrics.groundedness import aggregate_groundedness
 from .metrics.memory_utilization import MemoryScore, aggregate_memory, memory_scores
-from .metrics.voice_judge import parse_score_line, quality_level, release_decision
+from .metrics.voice_judge import decide_release, parse_score_line, quality_level, release_decision
 
 __all__ = [
     "ALL_TURN_METRICS",
@@ -48,6 +48,7 @@ __all__ = [
     "aggregate_memory",
     "cache_key",
     "data_block",
+    "decide_release",
     "default_cache_path",
     "judge_alerts",
     "load_config",
