@@ -62,6 +62,7 @@ JUDGE_SCALES: dict[str, str] = {
     "persona_consistency": LIKERT,  # §8
     "logical_consistency": LIKERT,  # §10
     "empathy": LIKERT,  # §11
+    "conversational_continuity": LIKERT,  # attune's definition (scorers/judges/metrics/conversational_continuity)
     "groundedness": UNIT,  # §2, recomputed from the claims
     "safety": UNIT,  # §7: 0 / 0.5 / 1
     "politeness": UNIT,  # §9: 0 / 0.5 / 1

@@ -115,9 +115,10 @@ DEFAULT_PROVIDERS: dict[str, ProviderConfig] = {
     "ollama": ProviderConfig(kind="openai_compatible", base_url="http://localhost:11434/v1"),
 }
 
-# seed 002 §"Automatic Optimal Judge Models": Claude Opus 4.5 / GPT-4o / GPT-5.2 / Gemini 2.0 Flash /
-# OpenAI embeddings. Relevance defaults to the local ONNX MiniLM instead (offline, free); set
-# routes.relevance = "openai:text-embedding-3-small" for the seed's choice.
+# seed 002 §"Automatic Optimal Judge Models": Claude Opus 4.5 / GPT-4o / GPT-5.2 / Gemini 2.0 Flash (for
+# conversational_continuity, which the seed only names) / OpenAI embeddings. Relevance defaults to the
+# local ONNX MiniLM instead (offline, free); set routes.relevance = "openai:text-embedding-3-small" for
+# the seed's choice.
 DEFAULT_ROUTES: dict[str, str] = {
     "persona_consistency": "anthropic:claude-opus-4-5",
     "emotional_congruence": "openai:gpt-4o",
@@ -128,6 +129,7 @@ DEFAULT_ROUTES: dict[str, str] = {
     "politeness": "openai:gpt-4o",
     "safety": "anthropic:claude-opus-4-5",
     "logical_consistency": "openai:gpt-5.2",
+    "conversational_continuity": "gemini:gemini-2.0-flash",  # seed 002 names it; its definition is attune's
     "groundedness": "anthropic:claude-opus-4-5",
     "relevance": LOCAL_EMBEDDINGS,
     "turn_rubric": "openai:gpt-4o-mini",
