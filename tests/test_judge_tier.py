@@ -136,6 +136,15 @@ async def test_conversational_continuity_has_a_route_and_runs_with_defaults(srv:
     assert rec.status == "ok" and 1 <= rec.details["conversational_continuity_score"] <= 5
 
 
+def test_which_default_routes_have_no_price_is_a_deliberate_list() -> None:
+    """Unpriced routes report cost null (never $0); this list changes only on purpose."""
+    cfg = load_config(None)
+    unpriced = {r for r in cfg.routes.values() if not r.startswith("local:") and cfg.price(r) is None}
+    assert unpriced == {"openai:gpt-5.2"}  # list price not confirmed when written: warned, not guessed
+    for example in ("openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5"):  # `attune evaluate --judge` help
+        assert cfg.price(example) is not None
+
+
 async def test_voice_judge_unparseable_twice_is_error_not_half(srv: FakeJudgeServer) -> None:
     srv.answer("companionship quality", "I think it's about a 7/10.")
     async with JudgeTier(config(srv)) as tier:
