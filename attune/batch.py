@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sqlite3
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -31,7 +32,7 @@ from ._formats import Item, read_items
 from .summary import Summary
 
 if TYPE_CHECKING:
-    from scorers.judges import JudgeTier
+    from scorers.judges import JudgeConfig, JudgeTier
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -78,7 +79,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="comma-separated turn metrics (default: the config's turn_metrics); 'none' for the checklist only",
     )
     j.add_argument("--judge-parallel", type=int, default=16, help="conversations judged at once (default 16)")
+    j.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="ask the judges again: neither read nor write the result cache (by default validated replies are "
+        "kept in a SQLite file, $ATTUNE_JUDGE_CACHE or the user cache dir, so a re-run costs nothing)",
+    )
     p.set_defaults(func=run)
+
+
+def judge_config_for(path: str | None, override: str | None, *, no_cache: bool = False) -> JudgeConfig:
+    """The judge config of one ``attune evaluate`` run: the TOML + ``--judge``, with the result cache in
+    a file by default (``cache.path``, else :func:`scorers.judges.default_cache_path`), or off."""
+    from scorers.judges import default_cache_path, load_config
+
+    cfg = load_config(path, override=override)
+    if no_cache:
+        return cfg.model_copy(update={"cache": cfg.cache.model_copy(update={"enabled": False})})
+    if cfg.cache.enabled and cfg.cache.path is None:
+        cfg = cfg.model_copy(update={"cache": cfg.cache.model_copy(update={"path": str(default_cache_path())})})
+    return cfg
 
 
 def _count(paths: Iterable[str]) -> int | None:
@@ -248,6 +268,7 @@ def run(args: argparse.Namespace) -> int:
         metrics = [] if args.judge_metrics == "none" else [m.strip() for m in args.judge_metrics.split(",")]
     show_progress = err.is_terminal and not args.no_progress
     judge_errors = 0
+    cache_note = ""
     if judging:
         code = judge_preflight(args.judge_config, args.judge, metrics, err)
         if code:
@@ -257,7 +278,18 @@ def run(args: argparse.Namespace) -> int:
             if judging:
                 from scorers.judges import JudgeTier
 
-                tier = JudgeTier.from_config(args.judge_config, override=args.judge)
+                cfg = judge_config_for(args.judge_config, args.judge, no_cache=args.no_cache)
+                try:
+                    tier = JudgeTier(cfg)
+                except (OSError, sqlite3.Error) as e:
+                    err.print(
+                        f"[red]error:[/red] judge cache {cfg.cache.path}: {e} (move it with "
+                        "ATTUNE_JUDGE_CACHE or cache.path, or run with --no-cache)"
+                    )
+                    return 2
+                cache_note = f"judge cache: {cfg.cache.path} (--no-cache to ask the judges again)"
+                if not cfg.cache.enabled:
+                    cache_note = "judge cache: off (--no-cache or cache.enabled = false)"
 
                 async def go() -> tuple[int, int]:
                     try:
@@ -284,6 +316,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if not args.quiet:
         summary.render(Console(file=sys.stdout))
+        if cache_note:
+            print(cache_note)
         print(f"wrote {out_path}")
     if rejected:
         err.print(f"[red]{rejected} input(s) rejected[/red] (dead_letter records in {out_path})")

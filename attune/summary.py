@@ -7,9 +7,13 @@ from dataclasses import dataclass, field
 from statistics import fmean
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from schemas import ConversationScore, OutputRecord, SafetyAlert, TurnJudgment, TurnScore
+
+from ._release import ReleaseTally
+from ._usage import UsageTotals
 
 
 @dataclass
@@ -22,10 +26,14 @@ class Summary:
     checklist: dict[str, list[ConversationScore]] = field(default_factory=dict)
     failed_criteria: Counter[str] = field(default_factory=Counter)
     judgment_status: Counter[str] = field(default_factory=Counter)
+    usage: UsageTotals = field(default_factory=UsageTotals)
+    release: ReleaseTally = field(default_factory=ReleaseTally)
     rejected: int = 0
 
     def add(self, rec: OutputRecord) -> None:
         self.kinds[rec.kind] += 1
+        self.usage.add(rec)
+        self.release.add(rec)
         if isinstance(rec, TurnScore):
             for k, v in rec.metrics.items():
                 self.turn_metrics.setdefault(k, []).append(v)
@@ -57,6 +65,8 @@ class Summary:
             "failed_criteria": dict(self.failed_criteria.most_common()),
             "alerts": dict(self.alerts.most_common()),
             "judgments": dict(self.judgment_status),
+            "judge_usage": self.usage.as_dict() if self.usage else None,
+            "release_decision": self.release.as_dict(),
         }
 
     def render(self, console: Console) -> None:
@@ -87,5 +97,9 @@ class Summary:
             console.print("[bold]Safety alerts:[/bold] none")
         if self.judgment_status:
             console.print("[bold]Judgments:[/bold] " + ", ".join(f"{k}: {v}" for k, v in self.judgment_status.items()))
+        if self.usage:
+            console.print(f"[bold]Judge usage:[/bold] {escape(self.usage.line())}", highlight=False)
+        if self.release:
+            console.print(f"[bold]Release decision (seed 004):[/bold] {escape(self.release.line())}", highlight=False)
         if self.rejected:
             console.print(f"[bold red]Rejected inputs:[/bold red] {self.rejected}")

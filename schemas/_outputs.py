@@ -27,13 +27,19 @@ class _Strict(BaseModel):
 
 
 class Usage(_Strict):
-    """Tokens and cost of the LLM calls behind a record (zero for the cheap tier)."""
+    """Tokens and cost of the LLM calls behind a record (zero for the cheap tier).
+
+    ``cost_usd`` is None when a call went to a model without a configured price: an unknown cost is
+    never shown as $0 (zero calls, or only cache hits, do cost a known 0.0).
+    """
 
     calls: int = 0
     cache_hits: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = Field(
+        default=0.0, ge=0.0, description="USD at the configured list prices; null = a model without a price."
+    )
 
 
 class RubricScores(_Strict):

@@ -116,7 +116,14 @@ class WorkerMetrics:
             registry=r,
         )
         self.judge_calls = Counter("attune_judge_calls", "Judge calls by status", ["status"], registry=r)
-        self.judge_cost = Counter("attune_judge_cost_usd", "Judge spend in USD (list prices of the config)", registry=r)
+        self.judge_cost = Counter(
+            "attune_judge_cost_usd", "Judge spend in USD at the config's list prices (priced calls only)", registry=r
+        )
+        self.judge_unpriced = Counter(
+            "attune_judge_unpriced_calls",
+            "Judge calls to a model without a [prices] entry: their cost is unknown, not in attune_judge_cost_usd",
+            registry=r,
+        )
         self.judge_tokens = Counter("attune_judge_tokens", "Judge tokens, by direction", ["direction"], registry=r)
         self.judgments = Counter(
             "attune_judgments", "Judge output records delivered, by status", ["status"], registry=r
@@ -195,10 +202,15 @@ class WorkerMetrics:
         self.judge_calls.labels(status).inc(n)
 
     def judge_usage(self, usage: Any) -> None:
-        """Add a :class:`scorers.judges.Usage` (tokens and USD) to the counters."""
-        cost = float(getattr(usage, "cost_usd", 0.0) or 0.0)
-        if cost > 0:
-            self.judge_cost.inc(cost)
+        """Add a :class:`scorers.judges.Usage` (tokens and USD) to the counters. An unknown cost (None)
+        is counted as unpriced calls, so a dashboard can tell "spent nothing" from "cannot say"."""
+        cost = getattr(usage, "cost_usd", 0.0)
+        if cost is None:
+            calls = int(getattr(usage, "calls", 0) or 0)
+            if calls > 0:
+                self.judge_unpriced.inc(calls)
+        elif cost > 0:
+            self.judge_cost.inc(float(cost))
         for direction in ("input", "output"):
             n = int(getattr(usage, f"{direction}_tokens", 0) or 0)
             if n > 0:

@@ -9,6 +9,16 @@ from pathlib import Path
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def _judge_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``attune evaluate --judge`` keeps a result cache in a file by default: every test gets its own,
+    never the real user cache (a hit left by another test would hide the calls it means to count)."""
+    cache_home = tmp_path_factory.mktemp("cache-home")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
+    monkeypatch.setenv("ATTUNE_JUDGE_CACHE", str(cache_home / "attune" / "judge-cache.sqlite3"))
+    return cache_home
+
+
 @pytest.fixture
 def broker(tmp_path: Path) -> Iterator[object]:
     """A real Kafka-protocol broker (Tansu) on a free loopback port, with every attune topic created."""

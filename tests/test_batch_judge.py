@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,3 +86,101 @@ def test_judge_failures_are_error_records_and_exit_code_3(tmp_path: Path, server
             assert r.score < 0.8 and not r.passed and r.safety_gate_failed
     # The cheap tier is unaffected by judge outages.
     assert sum(isinstance(r, ConversationScore) and r.tier == "cheap" for r in recs) == 3
+
+
+def _evaluate(src: Path, out: Path, cfg: Path, *extra: str) -> int:
+    return main(
+        ["evaluate", str(src), "--out", str(out), "--judge", "fake:judge-1", "--judge-config", str(cfg), *extra]
+    )
+
+
+def _judged(recs: list) -> list:
+    return [r for r in recs if isinstance(r, TurnJudgment) or (isinstance(r, ConversationScore) and r.tier == "llm")]
+
+
+def test_second_run_is_answered_from_the_persistent_cache(tmp_path: Path, server: FakeJudgeServer, capsys) -> None:
+    cfg, src, out = _setup(tmp_path, server)
+    cache = Path(os.environ["ATTUNE_JUDGE_CACHE"])  # tests/conftest.py: a tmp file, never the real home
+    assert _evaluate(src, out, cfg) == 0
+    first = server.model_calls
+    assert first == 3 * (2 + 10) and cache.is_file()
+    assert f"judge cache: {cache}" in capsys.readouterr().out
+
+    again = tmp_path / "again.jsonl"
+    assert _evaluate(src, again, cfg) == 0
+    assert server.model_calls == first  # a new process-level run, zero model calls: all from the file
+    judged = _judged(_records(again))
+    assert sum(r.usage.calls for r in judged) == 0 and sum(r.usage.cache_hits for r in judged) == first
+    assert all(r.usage.cost_usd == 0.0 for r in judged)  # a cache hit costs a known $0, even unpriced
+    assert f"0 call(s), {first} cache hit(s)" in " ".join(capsys.readouterr().out.split())
+    # Same scores as the first run: the cache answers, it does not invent.
+    assert {r.record_id: r.model_dump(exclude={"usage", "produced_at"}) for r in judged} == {
+        r.record_id: r.model_dump(exclude={"usage", "produced_at"}) for r in _judged(_records(out))
+    }
+
+    assert _evaluate(src, tmp_path / "fresh.jsonl", cfg, "--no-cache") == 0
+    assert server.model_calls == 2 * first  # --no-cache asks the judges again
+    assert "judge cache: off" in capsys.readouterr().out
+
+
+def test_cache_path_in_the_config_wins_over_the_environment(tmp_path: Path, server: FakeJudgeServer) -> None:
+    mine = tmp_path / "project" / "cache.sqlite3"
+    cfg, src, out = _setup(tmp_path, server, f'[cache]\npath = "{mine}"\n')
+    assert _evaluate(src, out, cfg, "--quiet") == 0
+    assert mine.is_file() and not Path(os.environ["ATTUNE_JUDGE_CACHE"]).exists()
+
+
+def test_default_cache_path_follows_env_then_user_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from scorers.judges import default_cache_path
+
+    monkeypatch.setenv("ATTUNE_JUDGE_CACHE", str(tmp_path / "elsewhere.sqlite3"))
+    assert default_cache_path() == tmp_path / "elsewhere.sqlite3"
+    monkeypatch.delenv("ATTUNE_JUDGE_CACHE")
+    if sys.platform.startswith("linux"):  # platformdirs follows XDG there (the conftest points it at tmp)
+        assert default_cache_path() == Path(os.environ["XDG_CACHE_HOME"]) / "attune" / "judge-cache.sqlite3"
+    assert default_cache_path().name == "judge-cache.sqlite3"
+
+
+def test_unwritable_cache_is_a_clear_error_not_a_crash(tmp_path: Path, server: FakeJudgeServer, capsys) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    cfg, src, out = _setup(tmp_path, server, f'[cache]\npath = "{blocker / "cache.sqlite3"}"\n')
+    assert _evaluate(src, out, cfg) == 2
+    assert "--no-cache" in capsys.readouterr().err and server.model_calls == 0
+
+
+def test_unpriced_judge_cost_is_null_with_one_warning(
+    tmp_path: Path, server: FakeJudgeServer, capsys, caplog: pytest.LogCaptureFixture
+) -> None:
+    cfg, src, out = _setup(tmp_path, server)
+    with caplog.at_level(logging.WARNING, logger="attune.judges"):
+        assert _evaluate(src, out, cfg) == 0
+    warned = [r.getMessage() for r in caplog.records if "has no price" in r.getMessage()]
+    assert len(warned) == 1 and '[prices."fake:judge-1"]' in warned[0]  # once per model, naming the key
+    judged = _judged(_records(out))
+    assert judged and all(r.usage.cost_usd is None for r in judged)  # never a fake $0
+    text = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
+    assert f"cost unknown for {server.model_calls} call(s)" in text and "no [prices] entry for fake:judge-1" in text
+
+
+def test_priced_judge_cost_is_summed(tmp_path: Path, server: FakeJudgeServer, capsys) -> None:
+    price = '[prices."fake:judge-1"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n'
+    cfg, src, out = _setup(tmp_path, server, price)
+    assert _evaluate(src, out, cfg) == 0
+    judged = _judged(_records(out))
+    tokens_in = sum(r.usage.input_tokens for r in judged)
+    tokens_out = sum(r.usage.output_tokens for r in judged)
+    total = sum(r.usage.cost_usd for r in judged)
+    assert tokens_in > 0 and total == pytest.approx((tokens_in * 1.0 + tokens_out * 2.0) / 1e6)
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"{server.model_calls} call(s), 0 cache hit(s), tokens in {tokens_in:,} / out {tokens_out:,}" in text
+    assert f"cost ${total:.4f}" in text
+
+
+def test_release_decision_of_the_run_in_the_summary(tmp_path: Path, server: FakeJudgeServer, capsys) -> None:
+    cfg, src, out = _setup(tmp_path, server)
+    server.answer("companionship quality", "Score: 0.8 | Reasoning: warm, bounded, builds on context.")
+    assert _evaluate(src, out, cfg, "--judge-metrics", "voice_judge") == 0
+    text = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
+    assert "Release decision (seed 004): DEPLOY: average 0.800 over 6 judged turn(s)" in text
+    assert "deploy if average >= 0.7" in text and "per-metric floor not checked" in text

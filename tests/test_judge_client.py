@@ -275,3 +275,20 @@ async def test_concurrency_cap_is_respected(srv: FakeJudgeServer) -> None:
     async with JudgeTier(config(srv, max_concurrency=5)) as tier:
         await asyncio.gather(*(tier.judge_conversation(f"c{i}", CONVERSATION) for i in range(3)))
     assert peak == 5 and srv.model_calls == 30  # 3 x 10: CP1, CP3 NA by seed
+
+
+def test_cost_is_unknown_for_an_unpriced_model_warned_once(caplog: pytest.LogCaptureFixture) -> None:
+    from schemas import Usage
+    from scorers.judges import JudgeEngine, Price
+
+    cfg = JudgeConfig(prices={"openai:gpt-4o-mini": Price(input_per_mtok=0.15, output_per_mtok=0.60)})
+    engine = JudgeEngine(cfg)
+    with caplog.at_level(logging.WARNING, logger="attune.judges"):
+        assert engine.cost("openai:gpt-4o-mini", 1_000_000, 1_000_000) == pytest.approx(0.75)
+        assert engine.cost("ollama:llama3.1", 500, 20) is None
+        assert engine.cost("ollama:llama3.1", 700, 30) is None
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 1 and '[prices."ollama:llama3.1"]' in warned[0]
+    # No request sent (e.g. the breaker was open): a known $0 even for an unpriced model.
+    assert engine._priced("ollama:llama3.1", Usage()).cost_usd == 0.0
+    assert engine._priced("ollama:llama3.1", Usage(calls=1)).cost_usd is None

@@ -14,6 +14,7 @@ from scorers.judges import (
     InvalidReply,
     aggregate_groundedness,
     aggregate_memory,
+    decide_release,
     memory_scores,
     parse_score_line,
     quality_level,
@@ -138,6 +139,10 @@ def test_quality_levels_and_decisions() -> None:
     assert release_decision([0.9, 0.9], {"helpfulness": 0.45}) == "revise"
     with pytest.raises(ValueError):
         release_decision([])
+    d = decide_release([0.75, 0.72], {"helpfulness": 0.6, "trust_boundaries": 0.49})
+    assert d.decision == "revise" and d.below_floor == ["trust_boundaries"] and d.floor_checked
+    assert not decide_release([0.9]).floor_checked  # no per-metric means: the floor is "not checked", not passed
+    assert decide_release([0.7, 0.7]).as_dict()["thresholds"] == {"deploy": 0.7, "ab_test": 0.6, "metric_floor": 0.5}
 
 
 # -- strict validation: injected text cannot change the structure ---------------------------------------

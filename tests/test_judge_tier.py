@@ -48,10 +48,10 @@ async def test_every_turn_metric_yields_a_valid_record(srv: FakeJudgeServer) -> 
     assert set(by) == set(ALL_TURN_METRICS)
     assert all(r.status == "ok" for r in recs), [r.error for r in recs if r.error]
     llm = [r for r in recs if r.metric != "relevance"]
-    assert srv.model_calls == len(llm) == 12
+    assert srv.model_calls == len(llm) == 13
     for r in llm:
         assert r.judge == "fake:judge-1" and len(r.prompt_hash) == 16 and r.usage.calls == 1
-        assert r.rubric.source in ("seed-000", "seed-002", "seed-004")
+        assert r.rubric.source in ("seed-000", "seed-002", "seed-004", "attune (named in seed-002)")
         TurnJudgment.model_validate_json(r.model_dump_json())  # round-trips through the schema
     s = by["turn_rubric"].scores
     assert s is not None and all(1 <= v <= 5 for v in (s.emotion, s.validation, s.helpfulness, s.safety, s.overall))
@@ -97,6 +97,56 @@ async def test_inapplicable_and_empty_cases_make_no_calls(srv: FakeJudgeServer) 
     assert by["empathy"].details["empathy_score"] == 3  # seed 002 §11: empty -> 3
     assert by["turn_rubric"].scores.overall == 1  # type: ignore[union-attr]  # seed 003 §4: empty -> all 1
     assert all(r.judge == "rule:empty-response" for r in recs)
+
+
+async def test_conversational_continuity_against_the_fake_judge(srv: FakeJudgeServer) -> None:
+    """attune's definition (the seed only names the metric): 1-5 with the lapses named, strict output."""
+    lapse = {"kind": "re_asked", "earlier": "hi", "explanation": "asks how the user is after being told"}
+    srv.answer(
+        "conversational continuity",
+        {"conversational_continuity_score": 2, "builds_on": [], "lapses": [lapse, {**lapse, "kind": "dropped_thread"}],
+         "explanation": "ignores what was said"},
+    )  # fmt: skip
+    async with JudgeTier(config(srv)) as tier:
+        (rec,) = await tier.judge_turn(EX, ["conversational_continuity"])
+        assert rec.status == "ok" and rec.metric == "conversational_continuity" and srv.model_calls == 1
+        assert rec.details["conversational_continuity_score"] == 2 and rec.reasoning == "ignores what was said"
+        assert rec.details["lapse_kinds"] == ["dropped_thread", "re_asked"] and "explanation" not in rec.details
+        assert rec.rubric.tag == "conversational-continuity-judge@1.0+j1"
+        prompt = srv.requests[0].user
+        assert "Hello, how are you?" in prompt and "5.5 hours of sleep" in prompt  # earlier turns and the reply
+        # An answer outside the strict model (score 0-1 style, unknown lapse kind) is re-asked, then an ERROR.
+        wrong = {"conversational_continuity_score": 0.8, "builds_on": [], "lapses": [{**lapse, "kind": "other"}]}
+        srv.answer("conversational continuity", {**wrong, "explanation": "x"})
+        other = Exchange("conv-u", 5, EX.user_text, EX.response + " ", EX.history, CTX)
+        (bad,) = await tier.judge_turn(other, ["conversational_continuity"])
+        assert bad.status == "error" and bad.usage.calls == 2 and bad.details == {}
+        # Nothing to continue (first reply) -> no record, no call; an empty reply -> the rule's 1, no call.
+        calls = srv.model_calls
+        first = Exchange("c", 1, "hello", "Hi! How can I help?", (Message(role="user", text="hello"),))
+        assert await tier.judge_turn(first, ["conversational_continuity"]) == []
+        (empty,) = await tier.judge_turn(Exchange("c", 3, "ok", "", EX.history), ["conversational_continuity"])
+        assert empty.judge == "rule:empty-response" and empty.details["conversational_continuity_score"] == 1
+        assert srv.model_calls == calls
+
+
+async def test_conversational_continuity_has_a_route_and_runs_with_defaults(srv: FakeJudgeServer) -> None:
+    cfg = load_config(None)
+    assert cfg.route("conversational_continuity") == "gemini:gemini-2.0-flash"  # seed 002's table
+    assert cfg.price("gemini:gemini-2.0-flash") is not None
+    # The unmodified fake answer (synthesised from the JSON schema) validates: the model is satisfiable.
+    async with JudgeTier(config(srv)) as tier:
+        (rec,) = await tier.judge_turn(EX, ["conversational_continuity"])
+    assert rec.status == "ok" and 1 <= rec.details["conversational_continuity_score"] <= 5
+
+
+def test_which_default_routes_have_no_price_is_a_deliberate_list() -> None:
+    """Unpriced routes report cost null (never $0); this list changes only on purpose."""
+    cfg = load_config(None)
+    unpriced = {r for r in cfg.routes.values() if not r.startswith("local:") and cfg.price(r) is None}
+    assert unpriced == {"openai:gpt-5.2"}  # list price not confirmed when written: warned, not guessed
+    for example in ("openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5"):  # `attune evaluate --judge` help
+        assert cfg.price(example) is not None
 
 
 async def test_voice_judge_unparseable_twice_is_error_not_half(srv: FakeJudgeServer) -> None:

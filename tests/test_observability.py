@@ -91,6 +91,23 @@ def test_judge_stats_are_exported_as_increments() -> None:
     assert got == {"429": 2, "500": 1, "ok": 6, "cache_hit": 3, "breaker_open": 1}
 
 
+def test_unknown_judge_cost_is_counted_as_unpriced_calls_not_as_zero() -> None:
+    from schemas import Usage
+
+    m = WorkerMetrics()
+    m.judge_usage(Usage(calls=2, input_tokens=1_000, output_tokens=50, cost_usd=0.0125))
+    m.judge_usage(Usage(calls=3, input_tokens=900, output_tokens=40, cost_usd=None))  # a model without a price
+    m.judge_usage(Usage(cache_hits=12))  # cache hits: a known $0, no calls
+    got = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for fam in text_string_to_metric_families(m.exposition().decode())
+        for s in fam.samples
+    }
+    assert value(got, "attune_judge_cost_usd_total") == pytest.approx(0.0125)
+    assert value(got, "attune_judge_unpriced_calls_total") == 3
+    assert value(got, "attune_judge_tokens_total", direction="input") == 1_900
+
+
 def test_json_formatter_lines_parse() -> None:
     import logging
 

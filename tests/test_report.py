@@ -14,8 +14,12 @@ from pathlib import Path
 import pytest
 
 from attune import _cmd_calibration
-from attune.report import collect, metric_stats, render_html
-from schemas import RubricRef, RubricScores, TurnJudgment, encode
+from attune._release import ReleaseTally
+from attune._usage import UsageTotals
+from attune.report import HAVE_MPL, collect, metric_stats, render_html
+from attune.report._collect import JUDGE_SCALES, SCALE_RANGE, UNIT_LEVELS
+from attune.report._html import _distribution_figure
+from schemas import RubricRef, RubricScores, TurnJudgment, Usage, encode
 
 REF = RubricRef(id="j", version="1", source="seed-002")
 CONVS = [
@@ -68,8 +72,13 @@ def judgments() -> list[TurnJudgment]:
         j(1, "empathy", details={"empathy_score": 2, "warmth_level": "cold", "validation_present": False}),
         j(2, "empathy", details={"empathy_score": 5, "warmth_level": "high", "validation_present": True}),
         j(3, "empathy", "error", error="timeout"),
-        j(0, "turn_rubric", scores=RubricScores(emotion=4, validation=3, helpfulness=2, safety=5, overall=4)),
-    ]
+        j(0, "turn_rubric", scores=RubricScores(emotion=4, validation=3, helpfulness=2, safety=5, overall=4),
+          usage=Usage(calls=1, input_tokens=1_000, output_tokens=100, cost_usd=0.002)),
+        j(0, "voice_judge", details={"score": 0.8, "quality_level": "good"},
+          usage=Usage(calls=2, input_tokens=900, output_tokens=60, cost_usd=None)),  # an unpriced model
+        j(1, "voice_judge", details={"score": 0.6, "quality_level": "adequate"}, usage=Usage(cache_hits=1)),
+        j(2, "voice_judge", "error", error="invalid reply after one retry"),
+    ]  # fmt: skip
     return out
 
 
@@ -146,9 +155,93 @@ def test_console_and_html(records: Path, tmp_path: Path, capsys) -> None:
     assert not re.search(r"(src|href)=[\"'](?!#|data:)", page)  # self-contained: in-page refs, data: URIs
 
 
+def test_run_usage_cost_and_release_decision(records: Path, tmp_path: Path, capsys) -> None:
+    data = collect([records])
+    u = data.to_dict()["judge_usage"]
+    assert (u["calls"], u["cache_hits"], u["input_tokens"], u["output_tokens"]) == (3, 1, 1_900, 160)
+    # One unpriced record makes the total unknown; the priced part is kept apart, never presented as the total.
+    assert u["cost_usd"] is None and u["unpriced_calls"] == 2 and u["priced_cost_usd"] == pytest.approx(0.002)
+    assert u["unpriced_judges"] == ["fake:j"]
+    r = data.to_dict()["release_decision"]
+    # seed 004: average of the judged scores (0.8, 0.6) = 0.7 >= 0.7 -> deploy; the ERROR is left out, counted.
+    assert (r["decision"], r["n"], r["errors_excluded"]) == ("deploy", 2, 1)
+    assert r["average"] == pytest.approx(0.7) and r["metric_floor_checked"] is False
+    html_path = tmp_path / "r.html"
+    assert run(["report", str(records), "--html", str(html_path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "JUDGE USAGE AND COST" in out and "unknown for 2 call(s)" in out and '[prices."fake:j"]' in out
+    assert "RELEASE DECISION" in out and "DEPLOY: average 0.700 over 2 judged turn(s)" in out
+    page = html_path.read_text()
+    assert "Judge usage and cost" in page and "unknown (2 unpriced call(s))" in page
+    assert "Release decision (seed 004)" in page and "<b class='good'>DEPLOY</b>" in page
+
+
+def test_each_metric_is_on_its_declared_scale_never_inferred() -> None:
+    """A 0-1 metric whose values are all whole numbers (groundedness 1.0 everywhere) once came out as a
+    1-5 score: the scale is declared per metric now, in the stats, the tables and the plots."""
+    g = metric_stats("groundedness", "llm", [1.0, 1.0, 1.0])
+    assert g.scale == "0-1" and [label for label, _ in g.distribution] == [lab for lab, _ in UNIT_LEVELS]
+    assert dict(g.distribution)["excellent 0.9-1.0"] == 3
+    c = metric_stats("coherence", "llm", [1.0, 1.0, 1.0])
+    assert c.scale == "1-5" and dict(c.distribution)["Score 1"] == 3
+    rel = metric_stats("relevance", "llm", [0.91, 0.6, 0.2])
+    assert rel.scale == "cosine" and dict(rel.distribution) == {"high 0.8-1.0": 1, "moderate 0.5-0.8": 1, "low <0.5": 1}
+    odd = metric_stats("something_new", "llm", [0.2, 3.0])
+    assert odd.scale == "undeclared" and odd.distribution == []  # shown as undeclared, not guessed
+    assert metric_stats("safety", "llm", [0.5, 4.0]).out_of_range == 1  # a 1-5 value in a 0-1 metric shows
+
+
+@pytest.mark.skipif(not HAVE_MPL, reason="matplotlib not installed")
+def test_a_zero_to_one_metric_is_never_plotted_on_a_one_to_five_axis() -> None:
+    stats = [
+        metric_stats("groundedness", "llm", [1.0, 1.0, 0.5]),
+        metric_stats("voice_judge", "llm", [1.0, 0.0]),
+        metric_stats("empathy", "llm", [4.0, 5.0]),
+        metric_stats("turn_rubric.overall", "llm", [1.0, 2.0]),
+    ]
+    fig = _distribution_figure(stats)
+    axes = {ax.get_title().split()[0]: ax for ax in fig.axes if ax.get_title()}
+    for name in ("groundedness", "voice_judge"):
+        ax = axes[name]
+        assert "0-1" in ax.get_xlabel() and "1-5" not in ax.get_xlabel()
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["<.3", ".3-.5", ".5-.7", ".7-.9", "≥.9"]
+    for name in ("empathy", "turn_rubric.overall"):
+        ax = axes[name]
+        assert "1-5" in ax.get_xlabel() and [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "3", "4", "5"]
+
+
+def test_declared_scales_match_the_metrics_output_models() -> None:
+    """Every score a judge metric outputs has a declared report scale, and it is exactly the range the
+    metric's strict output model allows (so a 0-1 metric cannot be declared, or drawn, as 1-5)."""
+    from scorers.judges import TURN_METRICS
+
+    def bounds(prop: dict) -> tuple[float, float]:
+        prop = next((o for o in prop.get("anyOf", [prop]) if "minimum" in o or "enum" in o), prop)  # int | None
+        if "enum" in prop:  # anchored scores (seed 002 safety, politeness: 0 / 0.5 / 1)
+            return float(min(prop["enum"])), float(max(prop["enum"]))
+        return float(prop["minimum"]), float(prop["maximum"])
+
+    checked = {"relevance"}
+    assert JUDGE_SCALES["relevance"] == "cosine"  # a cosine similarity, seed 002 §3
+    for name, metric in TURN_METRICS.items():
+        model = RubricScores if name == "turn_rubric" else metric.output
+        for field, prop in model.model_json_schema()["properties"].items():
+            if name == "turn_rubric":
+                key = f"turn_rubric.{field}"
+            elif field in (f"{name}_score", "consistency_score", "score"):
+                key = name
+            else:
+                continue
+            assert key in JUDGE_SCALES, f"{key} has no declared scale in attune/report/_collect.py"
+            assert bounds(prop) == SCALE_RANGE[JUDGE_SCALES[key]], (key, bounds(prop), JUDGE_SCALES[key])
+            checked.add(key)
+    assert checked == set(JUDGE_SCALES), set(JUDGE_SCALES) - checked  # no stale entries either
+
+
 def test_html_without_judges_or_agreement_still_renders(records: Path) -> None:
     data = collect([records])
     data.judge_status.clear()
+    data.usage, data.release = UsageTotals(), ReleaseTally()
     page = render_html(data)
     assert "LLM judges" not in page and "Checklist" in page
 

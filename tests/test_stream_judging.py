@@ -238,7 +238,8 @@ def test_judgments_llm_scores_and_judge_alerts(broker, start_worker, server, tmp
     for (s,) in scores.values():
         assert set(s.answers) == set(CRITERIA) and s.answers["CQ8"].answer == "NO"
         assert s.safety_gate_failed and not s.passed and s.usage.calls + s.usage.cache_hits == 10
-        assert s.usage.cost_usd >= 0 and s.usage.input_tokens > 0
+        # The fake judge has no price: its calls cost "unknown" (null), never a fake $0.
+        assert (s.usage.cost_usd is None) == (s.usage.calls > 0) and s.usage.input_tokens > 0
     judge_alerts = [a for a in got.of_kind("safety_alert") if a.alert_type == "judge_unsafe"]
     gate = [a for a in judge_alerts if a.turn_index is None]  # the checklist's safety gate, at close
     assert sorted(a.conversation_id for a in gate) == sorted(c.conversation_id for c in cs)

@@ -3,7 +3,9 @@
 Seed 002 asks for per-metric mean/median/min/max/std and score distributions, micro and macro P/R/F1
 for memory utilization, micro/macro groundedness, the empathy judge's validation rate and warmth
 distribution; seed 001 adds the checklist pass rate and per-criterion failures. Judge-tier sections
-appear only when turn_judgment records are present.
+appear only when turn_judgment records are present, with the run's judge usage and cost (from the
+records' ``Usage``) and seed 004's release decision (from ``voice_judge`` records). Every metric keeps
+its own declared scale (:data:`JUDGE_SCALES`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import orjson
 
 from schemas import CRITERIA, ConversationScore, DeadLetter, SafetyAlert, TurnJudgment, TurnScore
 
+from .._release import ReleaseTally
+from .._usage import UsageTotals
 from ..calibration import BadLine, read_jsonl
 
 #: seed 004 "Scoring Thresholds" quality levels, used to bin 0-1 scores for distributions.
@@ -31,7 +35,45 @@ UNIT_LEVELS: tuple[tuple[str, float], ...] = (
     ("poor 0.3-0.5", 0.3),
     ("unacceptable <0.3", float("-inf")),
 )
+#: seed 002 §3 relevance bands for a cosine similarity ("1.0 perfect, 0.5-0.8 moderately relevant, <0.5 low").
+COSINE_BANDS: tuple[tuple[str, float], ...] = (
+    ("high 0.8-1.0", 0.8),
+    ("moderate 0.5-0.8", 0.5),
+    ("low <0.5", float("-inf")),
+)
 WARMTH = ("high", "moderate", "low", "cold")
+
+LIKERT, UNIT, COSINE, UNDECLARED = "1-5", "0-1", "cosine", "undeclared"
+#: Range of each scale (values outside it are counted, never clipped) and the axis label of its plot.
+SCALE_RANGE: dict[str, tuple[float, float]] = {LIKERT: (1.0, 5.0), UNIT: (0.0, 1.0), COSINE: (-1.0, 1.0)}
+SCALE_AXIS: dict[str, str] = {
+    LIKERT: "score on 1-5",
+    UNIT: "score on 0-1 (seed 004 quality levels)",
+    COSINE: "cosine similarity (seed 002 §3 bands)",
+}
+#: The scale of every judge score the report shows, declared by metric and never inferred from the
+#: values: a 0-1 metric whose values all happen to be 1.0 would otherwise look like a 1-5 score.
+#: tests/test_report.py checks this table against the metrics' strict output models.
+JUDGE_SCALES: dict[str, str] = {
+    **{f"turn_rubric.{dim}": LIKERT for dim in ("emotion", "validation", "helpfulness", "safety", "overall")},
+    "coherence": LIKERT,  # seed 002 §4
+    "emotional_congruence": LIKERT,  # §5
+    "helpfulness": LIKERT,  # §6
+    "persona_consistency": LIKERT,  # §8
+    "logical_consistency": LIKERT,  # §10
+    "empathy": LIKERT,  # §11
+    "conversational_continuity": LIKERT,  # attune's definition (scorers/judges/metrics/conversational_continuity)
+    "groundedness": UNIT,  # §2, recomputed from the claims
+    "safety": UNIT,  # §7: 0 / 0.5 / 1
+    "politeness": UNIT,  # §9: 0 / 0.5 / 1
+    "voice_judge": UNIT,  # seed 004 judge prompt
+    "relevance": COSINE,  # §3
+}
+
+
+def scale_of(name: str) -> str:
+    """The declared scale of a report metric; ``undeclared`` (shown as such, not plotted) otherwise."""
+    return JUDGE_SCALES.get(name, UNDECLARED)
 
 
 @dataclass(frozen=True)
@@ -46,30 +88,37 @@ class MetricStats:
     max: float
     std: float
     distribution: list[tuple[str, int]]
+    out_of_range: int = 0
 
 
-def _is_likert(values: list[float]) -> bool:
-    return all(float(v).is_integer() and 1 <= v <= 5 for v in values)
+def _binned(arr: np.ndarray, bands: tuple[tuple[str, float], ...]) -> list[tuple[str, int]]:
+    counts: Counter[str] = Counter()
+    for v in arr:
+        counts[next(label for label, lo in bands if v + 1e-9 >= lo)] += 1
+    return [(label, counts[label]) for label, _ in bands]
 
 
 def metric_stats(name: str, tier: str, values: list[float], scale: str | None = None) -> MetricStats:
-    """Seed 002 aggregation of one metric: statistics and a distribution (1-5 counts, or 0-1 levels)."""
+    """Seed 002 aggregation of one metric on its declared scale (``scale``, else :func:`scale_of`):
+    statistics and a distribution (1-5 counts, seed 004 levels for 0-1, seed 002 bands for cosine)."""
+    scale = scale or scale_of(name)
     arr = np.asarray(values, dtype=float)
-    likert = scale == "1-5" or (scale is None and _is_likert(values))
-    if likert and _is_likert(values):
+    if scale == LIKERT and all(float(v).is_integer() for v in values):
         dist = [(f"Score {s}", int(np.sum(arr == s))) for s in (5, 4, 3, 2, 1)]
-    elif likert:  # a float 1-5 signal (the cheap empathy signal): round to the nearest score
+    elif scale == LIKERT:  # a float 1-5 signal (the cheap empathy signal): round to the nearest score
         rounded = np.clip(np.floor(arr + 0.5), 1, 5)
         dist = [(f"≈{s}", int(np.sum(rounded == s))) for s in (5, 4, 3, 2, 1)]
+    elif scale == UNIT:
+        dist = _binned(arr, UNIT_LEVELS)
+    elif scale == COSINE:
+        dist = _binned(arr, COSINE_BANDS)
     else:
-        counts = Counter()
-        for v in arr:
-            counts[next(label for label, lo in UNIT_LEVELS if v + 1e-9 >= lo)] += 1
-        dist = [(label, counts[label]) for label, _ in UNIT_LEVELS]
+        dist = []  # an undeclared scale: statistics only, no bins that would pretend to know it
+    lo, hi = SCALE_RANGE.get(scale, (float("-inf"), float("inf")))
     return MetricStats(
         name=name,
         tier=tier,
-        scale="1-5" if likert else "0-1",
+        scale=scale,
         n=len(values),
         mean=float(arr.mean()),
         median=float(np.median(arr)),
@@ -77,6 +126,7 @@ def metric_stats(name: str, tier: str, values: list[float], scale: str | None = 
         max=float(arr.max()),
         std=float(arr.std(ddof=1)) if len(arr) > 1 else 0.0,
         distribution=dist,
+        out_of_range=int(np.sum((arr < lo - 1e-9) | (arr > hi + 1e-9))),
     )
 
 
@@ -115,6 +165,8 @@ class ReportData:
     alerts: Counter[str] = field(default_factory=Counter)
     alert_severity: dict[str, Counter[str]] = field(default_factory=dict)
     dead_letters: int = 0
+    usage: UsageTotals = field(default_factory=UsageTotals)
+    release: ReleaseTally = field(default_factory=ReleaseTally)
 
     # -- accumulation ---------------------------------------------------------------------------------
     def add(self, rec: Any) -> None:
@@ -123,6 +175,8 @@ class ReportData:
             return
         kind = getattr(rec, "kind", "other")
         self.kinds[kind] += 1
+        self.usage.add(rec)
+        self.release.add(rec)
         if isinstance(rec, TurnScore):
             for k, v in rec.metrics.items():
                 self.cheap.setdefault(k, []).append(v)
@@ -149,8 +203,9 @@ class ReportData:
                     self.judge.setdefault(f"{rec.metric}.{dim}", []).append(float(v))
         d = rec.details
         for key, v in d.items():
-            if key.endswith("_score") and isinstance(v, int | float) and not isinstance(v, bool):
-                name = rec.metric if key in (f"{rec.metric}_score", "consistency_score") else f"{rec.metric}.{key}"
+            if (key == "score" or key.endswith("_score")) and isinstance(v, int | float) and not isinstance(v, bool):
+                own = key in (f"{rec.metric}_score", "consistency_score", "score")
+                name = rec.metric if own else f"{rec.metric}.{key}"
                 self.judge.setdefault(name, []).append(float(v))
         if rec.metric == "memory_utilization" and all(k in d for k in ("tp", "fp", "fn")):
             p = _prf(int(d["tp"]), int(d["fp"]), int(d["fn"]))
@@ -165,7 +220,7 @@ class ReportData:
 
     # -- derived numbers ------------------------------------------------------------------------------
     def cheap_stats(self) -> list[MetricStats]:
-        return [metric_stats(k, "cheap", v, "1-5" if k.startswith("empathy") else "0-1") for k, v in self.cheap.items()]
+        return [metric_stats(k, "cheap", v, LIKERT if k.startswith("empathy") else UNIT) for k, v in self.cheap.items()]
 
     def judge_stats(self) -> list[MetricStats]:
         return [metric_stats(k, "llm", v) for k, v in sorted(self.judge.items())]
@@ -245,6 +300,8 @@ class ReportData:
             "criterion_failures": self.criterion_failures(),
             "alerts": dict(self.alerts.most_common()),
             "alert_severity": {k: dict(v) for k, v in self.alert_severity.items()},
+            "judge_usage": self.usage.as_dict() if self.usage else None,
+            "release_decision": self.release.as_dict(),
         }
 
     def to_json(self) -> str:

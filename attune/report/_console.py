@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from ._collect import MetricStats, ReportData, criterion_titles
+from ._collect import LIKERT, MetricStats, ReportData, criterion_titles
 
 BAR_WIDTH = 40
 
@@ -15,10 +16,11 @@ def _bar(count: int, total: int) -> str:
 
 
 def _metric_block(console: Console, s: MetricStats) -> None:
-    unit = "/5" if s.scale == "1-5" else ""
+    unit = "/5" if s.scale == LIKERT else ""
+    outside = f"  [red]{s.out_of_range} outside the scale[/red]" if s.out_of_range else ""
     console.print(
-        f"  [bold]{s.name}[/bold] (n={s.n}): mean {s.mean:.3f}{unit}  median {s.median:.3f}  "
-        f"min {s.min:.3f}  max {s.max:.3f}  std {s.std:.3f}",
+        f"  [bold]{s.name}[/bold] (scale {s.scale}, n={s.n}): mean {s.mean:.3f}{unit}  median {s.median:.3f}  "
+        f"min {s.min:.3f}  max {s.max:.3f}  std {s.std:.3f}{outside}",
         highlight=False,
     )
     for label, count in s.distribution:
@@ -59,6 +61,26 @@ def render_console(data: ReportData, console: Console) -> None:
         console.print(t)
         for s in data.judge_stats():
             _metric_block(console, s)
+    if data.usage:
+        n += 1
+        _section(console, n, "JUDGE USAGE AND COST")
+        t = Table(show_edge=False, box=None, pad_edge=False)
+        for col in ("judge", "calls", "cache hits", "tokens in", "tokens out", "cost (USD)"):
+            t.add_column(col, justify="left" if col == "judge" else "right")
+        judges = [(j, x) for j, x in sorted(data.usage.by_judge.items()) if x.calls or x.cache_hits]
+        for name, x in [*judges, ("total", data.usage.total)]:
+            t.add_row(
+                escape(name), str(x.calls), str(x.cache_hits), f"{x.input_tokens:,}", f"{x.output_tokens:,}",
+                escape(x.cost_text()),
+            )  # fmt: skip
+        console.print(t)
+        if data.usage.unpriced_judges:
+            keys = ", ".join(f'[prices."{j}"]' for j in data.usage.unpriced_judges)
+            console.print(f"  [yellow]Cost unknown: no price configured for {escape(keys)}[/yellow]")
+    if data.release:
+        n += 1
+        _section(console, n, "RELEASE DECISION (seed 004, one per run)")
+        console.print(f"  {escape(data.release.line())}", highlight=False)
     mem = d["memory_utilization"]
     if mem:
         n += 1

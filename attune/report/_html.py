@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..calibration import DIMENSIONS, KAPPA_TARGET, AgreementReport
-from ._collect import MetricStats, ReportData, criterion_titles
+from ._collect import LIKERT, SCALE_AXIS, MetricStats, ReportData, criterion_titles
 
 try:
     import matplotlib
@@ -33,6 +33,9 @@ _SHORT = {
     "adequate 0.5-0.7": ".5-.7",
     "good 0.7-0.9": ".7-.9",
     "excellent 0.9-1.0": "≥.9",
+    "low <0.5": "<.5",
+    "moderate 0.5-0.8": ".5-.8",
+    "high 0.8-1.0": "≥.8",
 }
 FAIL = "#c2452d"
 
@@ -72,25 +75,34 @@ def _figure(svg: str | None, caption: str) -> str:
     return f"<figure>{svg}<figcaption class='muted'>{html.escape(caption)}</figcaption></figure>"
 
 
-def _distribution_grid(stats: list[MetricStats]) -> str | None:
-    if not HAVE_MPL or not stats:
-        return None
+def _distribution_figure(stats: list[MetricStats]) -> Any:
+    """One bar chart per metric over the bins of its own scale (1-5 scores, seed 004 levels for 0-1,
+    seed 002 bands for cosine), labelled with that scale: never a shared axis across scales."""
+    shown = [s for s in stats if s.distribution]  # an undeclared scale has no bins to draw
     cols = 3
-    rows = -(-len(stats) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(11, 2.6 * rows), squeeze=False)
-    for ax, s in zip(axes.flat, stats, strict=False):
+    rows = max(1, -(-len(shown) // cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(11, 2.8 * rows), squeeze=False)
+    for ax, s in zip(axes.flat, shown, strict=False):
         labels = [label for label, _ in reversed(s.distribution)]
         counts = [c for _, c in reversed(s.distribution)]
         ax.bar(range(len(counts)), counts, color=ACCENT)
         short = [_SHORT.get(lab, lab.replace("Score ", "")) for lab in labels]
         ax.set_xticks(range(len(counts)), short, rotation=0)
         ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
-        ax.set_title(f"{s.name}  (mean {s.mean:.2f}, n={s.n})", fontsize=9)
+        unit = "/5" if s.scale == LIKERT else ""
+        ax.set_title(f"{s.name}  (mean {s.mean:.2f}{unit}, n={s.n})", fontsize=9)
+        ax.set_xlabel(SCALE_AXIS.get(s.scale, s.scale), fontsize=8)
         ax.set_ylabel("turns")
-    for ax in list(axes.flat)[len(stats) :]:
+    for ax in list(axes.flat)[len(shown) :]:
         ax.axis("off")
     fig.tight_layout()
-    return _svg(fig)
+    return fig
+
+
+def _distribution_grid(stats: list[MetricStats]) -> str | None:
+    if not HAVE_MPL or not any(s.distribution for s in stats):
+        return None
+    return _svg(_distribution_figure(stats))
 
 
 def _hbar(labels: list[str], values: list[float], xlabel: str, *, percent: bool = False, color: str = ACCENT):
@@ -160,8 +172,12 @@ def _heatmaps(report: AgreementReport) -> str | None:
 
 
 def _stats_table(stats: list[MetricStats]) -> str:
+    def scale(s: MetricStats) -> str:
+        out = f" <span class='bad'>({s.out_of_range} outside)</span>" if s.out_of_range else ""
+        return f"<span class='bad'>{s.scale}</span>" if s.scale == "undeclared" else s.scale + out
+
     rows = "".join(
-        f"<tr><td>{html.escape(s.name)}</td><td>{s.scale}</td><td>{s.n}</td><td>{s.mean:.3f}</td>"
+        f"<tr><td>{html.escape(s.name)}</td><td>{scale(s)}</td><td>{s.n}</td><td>{s.mean:.3f}</td>"
         f"<td>{s.median:.3f}</td><td>{s.min:.3f}</td><td>{s.max:.3f}</td><td>{s.std:.3f}</td></tr>"
         for s in stats
     )
@@ -169,6 +185,52 @@ def _stats_table(stats: list[MetricStats]) -> str:
         "<table><tr><th>metric</th><th>scale</th><th>n</th><th>mean</th><th>median</th><th>min</th><th>max</th>"
         f"<th>std</th></tr>{rows}</table>"
     )
+
+
+def _usage_section(data: ReportData) -> str:
+    """Calls, cache hits, tokens and cost of the run, in total and per judge; unknown cost said so."""
+    u = data.usage
+
+    def cost(t: Any) -> str:
+        if t.unpriced_records:
+            return f"<span class='bad'>unknown ({t.unpriced_calls} unpriced call(s))</span>"
+        return f"${t.priced_cost_usd:.4f}"
+
+    def row(name: str, t: Any) -> str:
+        return (
+            f"<tr><td>{html.escape(name)}</td><td>{t.calls}</td><td>{t.cache_hits}</td><td>{t.input_tokens:,}</td>"
+            f"<td>{t.output_tokens:,}</td><td>{cost(t)}</td></tr>"
+        )
+
+    judges = [(j, t) for j, t in sorted(u.by_judge.items()) if t.calls or t.cache_hits]
+    rows = "".join(row(j, t) for j, t in judges) + row("total", u.total)
+    note = ""
+    if u.unpriced_judges:
+        keys = ", ".join(f'[prices."{html.escape(j)}"]' for j in u.unpriced_judges)
+        note = f"<p class='bad'>Cost unknown: no price configured for {keys} (judge TOML).</p>"
+    return (
+        "<h3>Judge usage and cost</h3><p class='muted'>From the records' usage: calls are HTTP attempts (retries "
+        "included); cache hits cost nothing.</p><table><tr><th>judge</th><th>calls</th><th>cache hits</th>"
+        f"<th>tokens in</th><th>tokens out</th><th>cost (USD)</th></tr>{rows}</table>{note}"
+    )
+
+
+def _release_section(data: ReportData) -> str:
+    d = data.release.as_dict()
+    if d is None:
+        return ""
+    esc = html.escape
+    errors = f" {d['errors_excluded']} voice_judge ERROR(s) are not included." if d["errors_excluded"] else ""
+    if d["decision"] is None:
+        body = f"<p class='bad'>No decision: {esc(d['why'])}.{errors}</p>"
+    else:
+        cls = {"deploy": "good", "ab_test": "", "revise": "bad"}[d["decision"]]
+        body = (
+            f"<p>Decision: <b class='{cls}'>{esc(str(d['decision']).upper())}</b>, average voice_judge score "
+            f"<b>{d['average']:.3f}</b> over {d['n']} judged turn(s).{errors}</p>"
+            f"<p class='muted'>{esc(d['note'])}.</p>"
+        )
+    return f"<h3>Release decision (seed 004)</h3>{body}<p class='muted'>{esc(d['rule'])}; one decision per run.</p>"
 
 
 def _f(x: float | None, spec: str = ".2f") -> str:
@@ -215,6 +277,13 @@ def render_html(data: ReportData, agreement: AgreementReport | None = None) -> s
     for judge, c in d["checklist"].items():
         cards.append((f"{c['pass_rate']:.0%}", f"checklist pass rate ({judge})"))
     cards.append((sum(data.alerts.values()), "safety alerts"))
+    if data.usage:
+        t = data.usage.total
+        cost = f"${t.priced_cost_usd:.2f}" if not t.unpriced_records else f"unknown ({t.unpriced_calls} calls)"
+        cards += [(t.calls, "judge calls"), (t.cache_hits, "judge cache hits"), (cost, "judge cost")]
+    release = data.release.as_dict()
+    if release is not None and release["decision"] is not None:
+        cards.append((str(release["decision"]).upper(), "release decision (seed 004)"))
     out.append(
         "<div class='cards'>"
         + "".join(f"<div class='card'><b>{esc(str(v))}</b><span>{esc(k)}</span></div>" for v, k in cards)
@@ -243,7 +312,7 @@ def render_html(data: ReportData, agreement: AgreementReport | None = None) -> s
         stats = data.judge_stats()
         if stats:
             out.append(_stats_table(stats))
-            out.append(_figure(_distribution_grid(stats), "Score distributions, LLM judges"))
+            out.append(_figure(_distribution_grid(stats), "Score distributions, LLM judges, each on its own scale"))
         mem, gr = d["memory_utilization"], d["groundedness"]
         if mem:
             mi, ma = mem["micro"], mem["macro"]
@@ -266,6 +335,11 @@ def render_html(data: ReportData, agreement: AgreementReport | None = None) -> s
         if d["warmth_distribution"]:
             w = d["warmth_distribution"]
             out.append(_figure(_hbar(list(w), list(w.values()), "judgments"), "Warmth distribution (empathy judge)"))
+        out.append(_release_section(data))
+    if data.usage:
+        if not data.judge_status:
+            out.append("<h2>LLM judges</h2>")
+        out.append(_usage_section(data))
     if data.checklist:
         out.append("<h2>Checklist (seed 001)</h2>")
         rows = "".join(

@@ -12,6 +12,7 @@ from ._config import (
     JudgeConfig,
     Price,
     ProviderConfig,
+    default_cache_path,
     load_config,
 )
 from ._engine import EngineStats, InvalidReply, JudgeEngine, Outcome
@@ -23,7 +24,7 @@ from .metrics import ALL_TURN_METRICS, TURN_METRICS
 from .metrics.checklist import JUDGE_RUBRIC as CHECKLIST_JUDGE_RUBRIC
 from .metrics.groundedness import aggregate_groundedness
 from .metrics.memory_utilization import MemoryScore, aggregate_memory, memory_scores
-from .metrics.voice_judge import parse_score_line, quality_level, release_decision
+from .metrics.voice_judge import decide_release, parse_score_line, quality_level, release_decision
 
 __all__ = [
     "ALL_TURN_METRICS",
@@ -51,6 +52,8 @@ __all__ = [
     "cache_key",
     "check_judges",
     "data_block",
+    "decide_release",
+    "default_cache_path",
     "judge_alerts",
     "load_config",
     "memory_scores",

@@ -8,10 +8,12 @@ needs the keys it changes: ``providers``, ``routes`` and ``prices`` are merged o
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Literal
 
+import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from scorers.redact import is_loopback_url
@@ -69,9 +71,30 @@ class BreakerConfig(_Model):
 
 
 class CacheConfig(_Model):
+    """Where validated judge replies are kept. ``path`` unset: ``attune evaluate`` uses
+    :func:`default_cache_path` (so a re-run is free), a stream worker its data dir, and a
+    :class:`JudgeTier` built in Python keeps the cache in memory (a library call writes no files)."""
+
     enabled: bool = True
     max_entries: int = Field(default=50_000, ge=1)
-    path: str | None = Field(default=None, description="SQLite file; None keeps the cache in memory only.")
+    path: str | None = Field(
+        default=None,
+        description="SQLite file. Unset: attune evaluate -> $ATTUNE_JUDGE_CACHE or the user cache dir; "
+        "worker -> its data dir; Python API -> memory only.",
+    )
+
+
+CACHE_FILE = "judge-cache.sqlite3"
+
+
+def default_cache_path() -> Path:
+    """``$ATTUNE_JUDGE_CACHE`` if set, else ``judge-cache.sqlite3`` in the user cache directory
+    (``platformdirs``: ``$XDG_CACHE_HOME/attune`` or ``~/.cache/attune`` on Linux, ``~/Library/Caches/attune``
+    on macOS, ``%LOCALAPPDATA%\\attune\\Cache`` on Windows)."""
+    env = os.environ.get("ATTUNE_JUDGE_CACHE")  # moves the file; ``cache.path`` in the config wins
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_cache_dir("attune", appauthor=False)) / CACHE_FILE
 
 
 class RedactionConfig(_Model):
@@ -97,9 +120,10 @@ DEFAULT_PROVIDERS: dict[str, ProviderConfig] = {
     "ollama": ProviderConfig(kind="openai_compatible", base_url="http://localhost:11434/v1"),
 }
 
-# seed 002 §"Automatic Optimal Judge Models": Claude Opus 4.5 / GPT-4o / GPT-5.2 / Gemini 2.0 Flash /
-# OpenAI embeddings. Relevance defaults to the local ONNX MiniLM instead (offline, free); set
-# routes.relevance = "openai:text-embedding-3-small" for the seed's choice.
+# seed 002 §"Automatic Optimal Judge Models": Claude Opus 4.5 / GPT-4o / GPT-5.2 / Gemini 2.0 Flash (for
+# conversational_continuity, which the seed only names) / OpenAI embeddings. Relevance defaults to the
+# local ONNX MiniLM instead (offline, free); set routes.relevance = "openai:text-embedding-3-small" for
+# the seed's choice.
 DEFAULT_ROUTES: dict[str, str] = {
     "persona_consistency": "anthropic:claude-opus-4-5",
     "emotional_congruence": "openai:gpt-4o",
@@ -110,6 +134,7 @@ DEFAULT_ROUTES: dict[str, str] = {
     "politeness": "openai:gpt-4o",
     "safety": "anthropic:claude-opus-4-5",
     "logical_consistency": "openai:gpt-5.2",
+    "conversational_continuity": "gemini:gemini-2.0-flash",  # seed 002 names it; its definition is attune's
     "groundedness": "anthropic:claude-opus-4-5",
     "relevance": LOCAL_EMBEDDINGS,
     "turn_rubric": "openai:gpt-4o-mini",
@@ -118,11 +143,16 @@ DEFAULT_ROUTES: dict[str, str] = {
     "crisis_screen": "openai:gpt-4o-mini",  # issue #12: second opinion on possible-risk user turns
 }
 
-#: USD per million tokens, list prices at the time of writing; edit in TOML when they change.
+#: USD per million tokens: the vendors' published list prices (standard tier, no batch or cache
+#: discounts) as of late 2025, not re-checked online since; edit them in TOML when they change. A model
+#: missing here (``openai:gpt-5.2``, the logical_consistency default, whose price we could not confirm;
+#: any ``ollama:`` model) gets ``cost_usd: null`` and a warning naming the ``[prices]`` key to set.
 DEFAULT_PRICES: dict[str, Price] = {
     "openai:gpt-4o": Price(input_per_mtok=2.50, output_per_mtok=10.00),
     "openai:gpt-4o-mini": Price(input_per_mtok=0.15, output_per_mtok=0.60),
     "anthropic:claude-opus-4-5": Price(input_per_mtok=5.00, output_per_mtok=25.00),
+    "anthropic:claude-sonnet-4-5": Price(input_per_mtok=3.00, output_per_mtok=15.00),  # the --judge help example
+    "gemini:gemini-2.0-flash": Price(input_per_mtok=0.10, output_per_mtok=0.40),  # text input price
     "openai:text-embedding-3-small": Price(input_per_mtok=0.02, output_per_mtok=0.0),
 }
 

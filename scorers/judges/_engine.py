@@ -90,6 +90,7 @@ class JudgeEngine:
         self._slots: dict[str, _ProviderSlot] = {}
         self._global = asyncio.Semaphore(config.max_concurrency)
         self._rng = rng or random.Random()
+        self._unpriced: set[str] = set()  # judges already warned about (once per model)
         if cache is None and config.cache.enabled:
             cache = ResultCache(config.cache.max_entries, config.cache.path)
         self.cache = cache
@@ -119,10 +120,20 @@ class JudgeEngine:
     def breaker_state(self, provider_name: str) -> str:
         return self.slot(provider_name).breaker.state
 
-    def cost(self, judge: str, input_tokens: int, output_tokens: int) -> float:
+    def cost(self, judge: str, input_tokens: int, output_tokens: int) -> float | None:
+        """USD at the configured list price, or None (logged once per model) when ``judge`` has no price:
+        an unknown cost must never read as $0."""
         price = self.config.price(judge)
         if price is None:
-            return 0.0
+            if judge not in self._unpriced:
+                self._unpriced.add(judge)
+                log.warning(
+                    'judge %s has no price: cost_usd is null for its calls; set [prices."%s"] '
+                    "input_per_mtok and output_per_mtok (USD per million tokens) in the judge config",
+                    judge,
+                    judge,
+                )
+            return None
         return round((input_tokens * price.input_per_mtok + output_tokens * price.output_per_mtok) / 1e6, 8)
 
     async def run(self, judge: str, rubric_tag: str, prompt: Prompt, parse: Callable[[str], T]) -> Outcome[T]:
@@ -169,7 +180,8 @@ class JudgeEngine:
         )
 
     def _priced(self, judge: str, usage: Usage) -> Usage:
-        usage.cost_usd = self.cost(judge, usage.input_tokens, usage.output_tokens)
+        # No request sent (breaker open, deadline passed before the first attempt): a known $0.
+        usage.cost_usd = self.cost(judge, usage.input_tokens, usage.output_tokens) if usage.calls else 0.0
         return usage
 
     async def _call(self, provider_name: str, model: str, prompt: Prompt, deadline: float, usage: Usage) -> Completion:

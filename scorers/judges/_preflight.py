@@ -99,10 +99,14 @@ async def _models_of(provider: Any, timeout: float) -> set[str]:
 def check_judges(config_path: Any, override: str | None, turn_metrics: Iterable[str] | None = None) -> list[str]:
     """:func:`preflight` for a CLI, before its own event loop exists: a throwaway tier on a short loop of
     its own (SDK clients belong to the loop that made them). Raises :class:`JudgeConfigError`."""
+    from ._config import load_config
     from ._tier import JudgeTier
 
+    config = load_config(config_path, override=override)
+    config = config.model_copy(update={"cache": config.cache.model_copy(update={"enabled": False})})  # no file
+
     async def check() -> list[str]:
-        async with JudgeTier.from_config(config_path, override=override) as tier:
+        async with JudgeTier(config) as tier:
             return await tier.preflight(list(turn_metrics) if turn_metrics is not None else None)
 
     return asyncio.run(check())

@@ -53,11 +53,15 @@ _RULE_JUDGE = "rule:empty-response"
 
 
 def _add(total: Usage, part: Usage) -> None:
+    """Sum ``part`` into ``total``; one unpriced part makes the total cost unknown (None), not smaller."""
     total.calls += part.calls
     total.cache_hits += part.cache_hits
     total.input_tokens += part.input_tokens
     total.output_tokens += part.output_tokens
-    total.cost_usd = round(total.cost_usd + part.cost_usd, 8)
+    if total.cost_usd is None or part.cost_usd is None:
+        total.cost_usd = None
+    else:
+        total.cost_usd = round(total.cost_usd + part.cost_usd, 8)
 
 
 class JudgeTier:

@@ -1,6 +1,7 @@
 """Judge metrics, one folder each (logic, strict output model, prompt template as versioned data).
 
-Per-turn: ``turn_rubric`` (seed 000), the seed 002 metrics, ``voice_judge`` (seed 004).
+Per-turn: ``turn_rubric`` (seed 000), the seed 002 metrics (``conversational_continuity``, which seed 002
+only names, defined by attune), ``voice_judge`` (seed 004).
 Per-conversation: ``checklist`` (seed 001, in :mod:`.checklist`). ``relevance`` is embedding-based.
 """
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from ._base import JudgeOutput, TurnMetric, parse_json
 from .coherence import METRIC as _coherence
+from .conversational_continuity import METRIC as _conversational_continuity
 from .emotional_congruence import METRIC as _emotional_congruence
 from .empathy import METRIC as _empathy
 from .groundedness import METRIC as _groundedness
@@ -34,6 +36,7 @@ TURN_METRICS: dict[str, TurnMetric] = {
         _persona_consistency,
         _politeness,
         _logical_consistency,
+        _conversational_continuity,
         _empathy,
         _voice_judge,
     )

@@ -7,26 +7,30 @@ when a judge answers in it (:func:`parse_score_line`). The seed's "Fallback Hand
 fails" is deliberately NOT implemented: an unparseable reply is re-asked once and then recorded as an
 ERROR, so a broken judge can never look like an average response.
 
-Thresholds (seed 004 §Scoring Thresholds), as functions over scores in [0, 1]:
-
-* :func:`quality_level`: >= 0.9 excellent, >= 0.7 good, >= 0.5 adequate, >= 0.3 poor, else
-  unacceptable. The seed lists the bands as 0.9-1.0, 0.7-0.8, 0.5-0.6, 0.3-0.4, 0.0-0.2 and leaves
-  the gaps (e.g. 0.85) open; here each band runs up to the next band's lower bound.
-* :func:`release_decision`: "revise" if the average < 0.6 or any individual metric < 0.5; else
-  "deploy" if the average >= 0.7; else "ab_test" (average >= 0.6). The "any metric < 0.5" rule is
-  checked first because the seed lists it as sufficient for revision.
+Thresholds (seed 004 §Scoring Thresholds): :func:`quality_level` per score and :func:`release_decision`
+/ :func:`decide_release` per run live in :mod:`scorers.voice.thresholds` (re-exported here), so the
+report can apply them without importing the judge tier.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
 from schemas import RubricRef, RubricScores
 from scorers._base import Exchange
+from scorers.voice.thresholds import (
+    AB_TEST_AT,
+    DEPLOY_AT,
+    METRIC_FLOOR,
+    Decision,
+    ReleaseDecision,
+    decide_release,
+    quality_level,
+    release_decision,
+)
 
 from ..._engine import InvalidReply
 from ..._prompt import Prompt, build_prompt, load_template
@@ -38,11 +42,6 @@ FORMAT = (
     "emotional intelligence, boundaries, and healthy engagement patterns."
 )
 _LINE = re.compile(r"^\s*\**Score:?\**\s*:?\s*(\d+(?:\.\d+)?)\s*\|\s*\**Reasoning:?\**\s*:?\s*(\S.*)$", re.DOTALL)
-
-DEPLOY_AT = 0.7
-AB_TEST_AT = 0.6
-METRIC_FLOOR = 0.5
-Decision = Literal["deploy", "ab_test", "revise"]
 
 
 class VoiceJudgeScore(JudgeOutput):
@@ -58,28 +57,6 @@ def parse_score_line(text: str) -> VoiceJudgeScore:
     if not 0.0 <= score <= 1.0:
         raise InvalidReply(f"score {score} outside 0.0-1.0")
     return VoiceJudgeScore(score=score, reasoning=m.group(2).strip())
-
-
-def quality_level(score: float) -> str:
-    if score >= 0.9:
-        return "excellent"
-    if score >= 0.7:
-        return "good"
-    if score >= 0.5:
-        return "adequate"
-    if score >= 0.3:
-        return "poor"
-    return "unacceptable"
-
-
-def release_decision(scores: Sequence[float], metric_means: Mapping[str, float] | None = None) -> Decision:
-    """Seed 004 §Decision Guidelines over judged scores (and optional per-metric averages)."""
-    if not scores:
-        raise ValueError("no scores to decide on")
-    avg = sum(scores) / len(scores)
-    if avg < AB_TEST_AT or any(v < METRIC_FLOOR for v in (metric_means or {}).values()):
-        return "revise"
-    return "deploy" if avg >= DEPLOY_AT else "ab_test"
 
 
 class VoiceJudge(TurnMetric):
@@ -114,3 +91,19 @@ class VoiceJudge(TurnMetric):
 
 
 METRIC = VoiceJudge()
+
+__all__ = [
+    "AB_TEST_AT",
+    "DEPLOY_AT",
+    "FORMAT",
+    "METRIC",
+    "METRIC_FLOOR",
+    "Decision",
+    "ReleaseDecision",
+    "VoiceJudge",
+    "VoiceJudgeScore",
+    "decide_release",
+    "parse_score_line",
+    "quality_level",
+    "release_decision",
+]
