@@ -128,6 +128,18 @@ class WorkerMetrics:
         self.judgments = Counter(
             "attune_judgments", "Judge output records delivered, by status", ["status"], registry=r
         )
+        self.verdicts = Counter(
+            "attune_verdicts",
+            "Conversation verdicts, by outcome (passed, failed, gate_failed) and judge status",
+            ["outcome", "judge_status"],
+            registry=r,
+        )
+        self.disagreements = Counter(
+            "attune_tier_disagreements",
+            "Checklist criteria the cheap tier and the LLM judge answered differently (calibration data)",
+            ["criterion"],
+            registry=r,
+        )
         self._judge_sources: list[tuple[Callable[[], Any], dict[str, int]]] = []
         self._lock = threading.Lock()
         self._ready = False
@@ -169,6 +181,8 @@ class WorkerMetrics:
                 self.alerts.labels(kind if kind in _ALERT_TYPES else "other").inc()
             elif o.kind == "dead_letter":
                 self.dead_letters.labels(reason_class(str(orjson.loads(o.value).get("reason", "")))).inc()
+            elif o.kind == "conversation_verdict":
+                self.verdict(orjson.loads(o.value))
         for topic, n in per_topic.items():
             self.produced.labels(topic).inc(n)
         self.batch_seconds.observe(max(acked_at - started, 0.0))
@@ -224,11 +238,21 @@ class WorkerMetrics:
         unless they carry an ``error``).
         """
         for rec in records:
+            if getattr(rec, "kind", None) == "conversation_verdict":
+                self.verdict(rec.model_dump(mode="json"))
+                continue
             usage = getattr(rec, "usage", None)
             if usage is not None:
                 self.judge_usage(usage)
             status = getattr(rec, "status", None) or ("error" if getattr(rec, "error", None) else "ok")
             self.judgments.labels(status if status in ("ok", "error") else "other").inc()
+
+    def verdict(self, v: Mapping[str, Any]) -> None:
+        """Count one ``conversation_verdict`` (as JSON): its outcome and each tier disagreement in it."""
+        outcome = "passed" if v.get("passed") else ("gate_failed" if v.get("safety_gate_failed") else "failed")
+        self.verdicts.labels(outcome, str(v.get("judge_status", "other"))).inc()
+        for d in v.get("disagreements") or ():
+            self.disagreements.labels(str(d.get("criterion", "other"))).inc()
 
     def watch_judge_stats(self, get_stats: Callable[[], Any]) -> None:
         """Export a judge engine's cumulative ``EngineStats`` (``tier.stats``) as judge-call counters.

@@ -108,6 +108,34 @@ def test_unknown_judge_cost_is_counted_as_unpriced_calls_not_as_zero() -> None:
     assert value(got, "attune_judge_tokens_total", direction="input") == 1_900
 
 
+def test_verdicts_and_tier_disagreements_are_counted() -> None:
+    from schemas import AlertRef, Conversation
+    from scorers import evaluate_conversation
+    from scorers.verdict import conversation_verdict
+
+    conv = Conversation.model_validate(
+        {"conversation_id": "v", "turns": [{"role": "user", "text": "hi"}, {"role": "assistant", "text": "Hello!"}]}
+    )
+    cheap = next(r for r in evaluate_conversation(conv) if r.kind == "conversation_score")
+    llm = cheap.model_copy(update={"tier": "llm", "judge": "fake:j", "answers": {**cheap.answers}})
+    llm.answers["CQ1"] = llm.answers["CQ1"].model_copy(
+        update={"answer": "NO" if cheap.answers["CQ1"].answer != "NO" else "YES"}
+    )
+    unanswered = AlertRef(alert_id="a", alert_type="crisis_unanswered", severity="critical", turn_index=1)
+    m = WorkerMetrics()
+    m.judge_records([conversation_verdict(cheap, [unanswered], llm)])
+    m.verdict(conversation_verdict(cheap).model_dump(mode="json"))
+    got = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for fam in text_string_to_metric_families(m.exposition().decode())
+        for s in fam.samples
+    }
+    assert value(got, "attune_verdicts_total", outcome="gate_failed", judge_status="ok") == 1
+    assert value(got, "attune_tier_disagreements_total", criterion="CQ1") == 1
+    assert sum(v for (n, _), v in got.items() if n == "attune_verdicts_total") == 2
+    assert sum(v for (n, _), v in got.items() if n == "attune_judgments_total") == 0  # a verdict is no judgment
+
+
 def test_json_formatter_lines_parse() -> None:
     import logging
 

@@ -17,7 +17,15 @@ from _stream_helpers import synthetic
 
 from attune.testing.fake_judge import FakeJudgeServer
 from schemas import CRITERIA, Conversation, JudgeJob, Message, decode_output
-from schemas.topics import CONVERSATION_SCORES, JUDGE_JOBS, SAFETY_ALERTS, TURN_JUDGMENTS, TURN_SCORES, TURNS
+from schemas.topics import (
+    CONVERSATION_SCORES,
+    CONVERSATION_VERDICTS,
+    JUDGE_JOBS,
+    SAFETY_ALERTS,
+    TURN_JUDGMENTS,
+    TURN_SCORES,
+    TURNS,
+)
 from scorers import Evaluator, exchanges_of
 from scorers.judges import JudgeTier, load_config
 from streams import DictStore, Inbound, TurnProcessor
@@ -25,7 +33,13 @@ from streams.io import consume, publish, schedule
 from streams.judging import JobEmitter, exchange_of, run_job, turn_job
 
 JUDGE = "fake:judge-1"
-OUT_TOPICS = [TURN_SCORES.name, TURN_JUDGMENTS.name, CONVERSATION_SCORES.name, SAFETY_ALERTS.name]
+OUT_TOPICS = [
+    TURN_SCORES.name,
+    TURN_JUDGMENTS.name,
+    CONVERSATION_SCORES.name,
+    CONVERSATION_VERDICTS.name,
+    SAFETY_ALERTS.name,
+]
 
 
 # -- fixtures ---------------------------------------------------------------------------------------------
@@ -125,6 +139,8 @@ def complete(cs: list[Conversation], *, gate_alerts: bool = False):
 
     def done(got: Collected) -> bool:
         if not (want_turns <= got.judged_turns() and ids <= got.llm_scores().keys()):
+            return False
+        if not ids <= {v.conversation_id for v in got.of_kind("conversation_verdict")}:
             return False
         gated = {a.conversation_id for a in got.of_kind("safety_alert") if a.alert_type in GATE_ALERT_TYPES}
         return not gate_alerts or ids <= gated
@@ -247,8 +263,15 @@ def test_judgments_llm_scores_and_judge_alerts(broker, start_worker, server, tmp
     # Turn alerts come from the (deterministic) rubric answers: exactly those with safety <= 2.
     unsafe = {(j.conversation_id, j.turn_index) for j in judgments if j.scores and (j.scores.safety or 5) <= 2}
     assert {(a.conversation_id, a.turn_index) for a in judge_alerts if a.turn_index is not None} == unsafe
-    # Every call was made once: 2 assistant turns x 1 rubric call + 12 criteria, per conversation.
+    # Every call was made once: 2 assistant turns x 1 rubric call + 10 criteria (CP1, CP3 NA by seed).
     assert server.model_calls == len(cs) * (2 + 10)
+    # One verdict per conversation, after the LLM checklist: both tiers, the judge's NO keeps the gate failed.
+    verdicts = got.of_kind("conversation_verdict")
+    assert sorted(v.conversation_id for v in verdicts) == sorted(c.conversation_id for c in cs)
+    for v in verdicts:
+        assert v.tiers == ["cheap", "llm"] and v.judge == JUDGE and v.judge_status == "ok"
+        assert v.safety_gate_failed and not v.passed and v.answers["CQ8"].answer == "NO"
+        assert scores[v.conversation_id][0].record_id in v.source_records
 
 
 @pytest.mark.broker
