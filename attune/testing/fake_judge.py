@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import random
 import re
 import signal
 import threading
@@ -142,6 +143,10 @@ class FakeJudgeServer:
         #: Answer HTTP 400 to ``response_format`` json_schema, like a compatible server without it.
         self.reject_json_schema = reject_json_schema
         self.faults: list[Fault] = []
+        #: Random faults: kind -> share of model calls (after the counted ``faults``), drawn from a seeded RNG.
+        self.rates: dict[str, float] = {}
+        self.hang_s = 3600.0
+        self._rng = random.Random(0)
         self.answers: dict[str, Any] = {}
         self.requests: list[Received] = []
         self.model_calls = 0
@@ -161,6 +166,19 @@ class FakeJudgeServer:
     ) -> None:
         self.faults.append(Fault(kind, times, match, retry_after, hang_s))
 
+    def fault_rate(self, kind: str, rate: float, *, seed: int | None = None, hang_s: float | None = None) -> None:
+        """Fail this share of model calls with ``kind`` at random (reproducible with ``seed``); rates of
+        several kinds add up (at most 1)."""
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault {kind!r}; one of {FAULT_KINDS}")
+        self.rates[kind] = rate
+        if sum(self.rates.values()) > 1.0:
+            raise ValueError("fault rates add up to more than 1")
+        if seed is not None:
+            self._rng = random.Random(seed)
+        if hang_s is not None:
+            self.hang_s = hang_s
+
     def answer(self, match: str, reply: Any) -> None:
         """Reply ``reply`` (dict -> JSON, str -> verbatim) to every prompt containing ``match``; when
         several pins match, the one set last wins."""
@@ -169,6 +187,7 @@ class FakeJudgeServer:
 
     def reset(self) -> None:
         self.faults.clear()
+        self.rates.clear()
         self.answers.clear()
         self.requests.clear()
         self.model_calls = 0
@@ -254,6 +273,12 @@ class FakeJudgeServer:
             if f.times > 0 and (f.match is None or f.match in prompt):
                 f.times -= 1
                 return f
+        if self.rates:
+            draw, edge = self._rng.random(), 0.0
+            for kind, rate in self.rates.items():
+                edge += rate
+                if draw < edge:
+                    return Fault(kind, retry_after=0.5, hang_s=self.hang_s)
         return None
 
     def _reply_text(
