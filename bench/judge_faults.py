@@ -150,7 +150,12 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--conversations", type=int, default=10)
     p.add_argument("--timeout", type=float, default=1.0, help="per-call timeout (a hang costs this much)")
-    p.add_argument("--deadline", type=float, default=15.0, help="bound on one answer, retries included")
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=JudgeConfig().deadline_s,
+        help="bound on one answer, retries and breaker waits included (default: as shipped)",
+    )
     p.add_argument("--json", default=None)
     args = p.parse_args()
     os.environ.setdefault("FAKE_JUDGE_KEY", "sk-fake")

@@ -139,7 +139,7 @@ def judge_config(path: Path, base_url: str, breaker_reset_s: float, deadline_s: 
     path.write_text(
         f"deadline_s = {deadline_s}\nbackoff_base_s = 0.05\nbackoff_max_s = 0.5\nmax_concurrency = 64\n"
         "[sampling]\nturn_rate = 1.0\n"
-        f"[breaker]\nfailure_threshold = 5\nreset_after_s = {breaker_reset_s}\n"
+        f"[breaker]\nmin_calls = 5\nreset_after_s = {breaker_reset_s}\n"
         f'[providers.fake]\nkind = "openai_compatible"\nbase_url = "{base_url}"\nmax_retries = 2\n'
         f"timeout_s = {call_timeout_s}\n"
     )

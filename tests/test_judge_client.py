@@ -179,7 +179,8 @@ async def test_cache_key_includes_rubric_model_and_prompt(srv: FakeJudgeServer) 
 
 async def test_circuit_breaker_opens_and_closes(srv: FakeJudgeServer) -> None:
     srv.inject("503", times=4)
-    cfg = config(srv, max_retries=1, breaker={"failure_threshold": 4, "reset_after_s": 0.3}, max_concurrency=1)
+    breaker = {"failure_rate": 0.5, "min_calls": 4, "reset_after_s": 0.3, "wait": False}
+    cfg = config(srv, max_retries=1, breaker=breaker, max_concurrency=1)
     ex = Exchange("c-br", 1, "I feel lonely.", "That sounds hard.")
     async with JudgeTier(cfg) as tier:
         a = await tier.judge_turn(ex)

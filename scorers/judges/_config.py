@@ -66,8 +66,17 @@ class SamplingConfig(_Model):
 
 
 class BreakerConfig(_Model):
-    failure_threshold: int = Field(default=5, ge=1)
-    reset_after_s: float = Field(default=30.0, gt=0)
+    """Per-provider circuit breaker (:class:`scorers.judges.CircuitBreaker`): opens on a failure rate."""
+
+    failure_rate: float = Field(default=0.5, gt=0.0, le=1.0, description="Share of failed calls that opens it.")
+    min_calls: int = Field(default=20, ge=1, description="Calls in the window before the rate is trusted.")
+    window: int = Field(default=50, ge=1, description="Outcomes of the last N calls ...")
+    window_s: float = Field(default=60.0, gt=0, description="... that ended within this many seconds.")
+    reset_after_s: float = Field(default=30.0, gt=0, description="Open this long, then probe.")
+    probes: int = Field(default=1, ge=1, description="Calls let through at once when half-open.")
+    wait: bool = Field(
+        default=True, description="Callers wait for the probe (within their deadline) instead of failing."
+    )
 
 
 class CacheConfig(_Model):

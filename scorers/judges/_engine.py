@@ -58,6 +58,7 @@ class EngineStats:
     invalid_replies: int = 0
     errors: int = 0
     breaker_rejections: int = 0
+    breaker_waits: int = 0
     by_status: dict[str, int] = field(default_factory=dict)
 
 
@@ -112,7 +113,14 @@ class JudgeEngine:
                 provider,
                 pc.max_concurrency,
                 RateLimiter(pc.requests_per_minute, pc.tokens_per_minute),
-                CircuitBreaker(self.config.breaker.failure_threshold, self.config.breaker.reset_after_s),
+                CircuitBreaker(
+                    failure_rate=self.config.breaker.failure_rate,
+                    min_calls=self.config.breaker.min_calls,
+                    window=self.config.breaker.window,
+                    window_s=self.config.breaker.window_s,
+                    reset_after_s=self.config.breaker.reset_after_s,
+                    probes=self.config.breaker.probes,
+                ),
             )
             self._slots[provider_name] = slot
         return slot
@@ -190,7 +198,11 @@ class JudgeEngine:
         reserve = (len(prompt.system) + len(prompt.user)) // 4 + prompt.max_tokens
         attempt = 0
         while True:
-            if not slot.breaker.allow():
+            allowed = slot.breaker.allow()
+            if not allowed and self.config.breaker.wait:
+                self.stats.breaker_waits += 1
+                allowed = await slot.breaker.acquire(deadline)  # the probe's outcome, within our deadline
+            if not allowed:
                 self.stats.breaker_rejections += 1
                 why = f" after: {slot.breaker.last_failure}" if slot.breaker.last_failure else ""
                 raise _Failure(f"{provider_name}: circuit open{why}")
