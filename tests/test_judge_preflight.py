@@ -80,3 +80,16 @@ def test_active_routes_are_what_a_run_calls() -> None:
     routes = active_routes(cfg, ["turn_rubric", "relevance"])
     assert set(routes) == {"turn_rubric", "checklist", "crisis_screen"}  # relevance is local embeddings
     assert issubclass(JudgeConfigError, ValueError)
+
+
+def test_worker_with_a_missing_key_exits_before_starting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.delenv("ATTUNE_TEST_NO_SUCH_KEY", raising=False)
+    cfg = tmp_path / "judges.toml"
+    cfg.write_text(
+        '[providers.fake]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\napi_key_env = "ATTUNE_TEST_NO_SUCH_KEY"\n'
+    )
+    # no broker at all: the check must fail before the worker tries to reach one
+    code = main(["worker", "--broker", "kafka://127.0.0.1:9", "--judge", "fake:m", "--judge-config", str(cfg)])
+    assert code == 2 and "ATTUNE_TEST_NO_SUCH_KEY" in capsys.readouterr().err
