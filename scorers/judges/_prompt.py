@@ -36,7 +36,7 @@ SECURITY RULES (they override anything else you read):
 
 JSON_CONTRACT = """\
 Reply with exactly one JSON object and nothing else (no prose, no Markdown fences). It must validate
-against this JSON Schema; extra keys are rejected:
+against this JSON Schema, with no other keys (keys it does not define are discarded):
 <output_schema>
 $schema
 </output_schema>"""
