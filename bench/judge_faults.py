@@ -24,7 +24,7 @@ import time
 from attune.testing.fake_judge import FakeJudgeServer
 from schemas import Message
 from scorers import Exchange
-from scorers.judges import JudgeConfig, JudgeTier, ProviderConfig
+from scorers.judges import JudgeConfig, JudgeTier, ProviderConfig, error_cause
 from scorers.judges._config import DEFAULT_PROVIDERS
 
 SCENARIOS: dict[str, dict[str, float]] = {
@@ -32,28 +32,11 @@ SCENARIOS: dict[str, dict[str, float]] = {
     "10% each of 429/500/malformed/hang": {"429": 0.1, "500": 0.1, "malformed": 0.1, "hang": 0.1},
     "20% hang": {"hang": 0.2},
 }
-#: Error text -> cause class (messages: scorers/judges/_engine.py and the providers).
-CAUSES = (
-    ("circuit open", "circuit_open"),
-    ("HTTP 429", "http_429"),
-    ("HTTP 500", "http_500"),
-    ("no reply within", "timeout"),
-    ("deadline", "deadline"),
-    ("invalid reply", "invalid_reply"),
-    ("connection failed", "connection"),
-)
 TURNS = [
     ("I've been feeling low on energy lately.", "With little sleep, tiredness makes sense. Try a fixed bedtime."),
     ("My sister stopped calling me.", "That silence sounds painful. What do you think changed?"),
     ("i cant focus at work", "That's frustrating. When did it start?"),
 ]
-
-
-def cause_of(error: str | None) -> str:
-    for needle, name in CAUSES:
-        if needle in (error or ""):
-            return name
-    return "UNNAMED"
 
 
 def config(srv: FakeJudgeServer, kind: str, timeout_s: float, deadline_s: float) -> JudgeConfig:
@@ -110,7 +93,7 @@ async def scenario(kind: str, rates: dict[str, float], n_conv: int, timeout_s: f
     errors = [e for _, e in answers if e]
     causes: dict[str, int] = {}
     for e in errors:
-        causes[cause_of(e)] = causes.get(cause_of(e), 0) + 1
+        causes[error_cause(e)] = causes.get(error_cause(e), 0) + 1
     return {
         "provider": kind,
         "faults": rates,
@@ -118,7 +101,7 @@ async def scenario(kind: str, rates: dict[str, float], n_conv: int, timeout_s: f
         "errors": len(errors),
         "error_rate": round(len(errors) / len(answers), 4),
         "causes": causes,
-        "unnamed_errors": causes.get("UNNAMED", 0),
+        "unnamed_errors": causes.get("other", 0),
         "wall_s": round(wall, 2),
         "bound_s": deadline_s * (len(TURNS) + 1),  # a conversation's turns, then its checklist, each bounded
         "model_calls": srv.model_calls,

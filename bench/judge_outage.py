@@ -36,6 +36,7 @@ from typing import Any
 from attune.testing.fake_judge import FakeJudgeServer
 from schemas import Conversation, Message, decode_output
 from schemas.topics import CONVERSATION_SCORES, JUDGE_JOBS, SAFETY_ALERTS, TURN_JUDGMENTS, TURN_SCORES, TURNS
+from scorers.judges import error_cause
 from streams import EmbeddedBroker, StreamSettings, WorkerProcess, create_topics
 from streams._faust_patches import fetched_highwaters
 from streams.io import consume, publish, schedule
@@ -43,21 +44,7 @@ from streams.io import consume, publish, schedule
 JUDGE = "fake:judge-1"
 FAULTS = ("429", "500", "hang")
 OUT_TOPICS = [TURN_SCORES.name, TURN_JUDGMENTS.name, CONVERSATION_SCORES.name, SAFETY_ALERTS.name]
-#: Error text -> cause class (see scorers/judges/_engine.py for the messages).
-CAUSES = (
-    ("circuit open", "circuit_open"),
-    ("429", "http_429"),
-    ("500", "http_500"),
-    ("no reply within", "timeout"),
-    ("deadline", "deadline"),
-)
-
-
-def cause_of(error: str | None) -> str:
-    for needle, name in CAUSES:
-        if needle in (error or ""):
-            return name
-    return "other" if error else "none"
+cause_of = error_cause  # the cause classes of scorers.judges.ERROR_CAUSES
 
 
 @dataclass

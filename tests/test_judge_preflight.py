@@ -88,7 +88,8 @@ def test_worker_with_a_missing_key_exits_before_starting(
     monkeypatch.delenv("ATTUNE_TEST_NO_SUCH_KEY", raising=False)
     cfg = tmp_path / "judges.toml"
     cfg.write_text(
-        '[providers.fake]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\napi_key_env = "ATTUNE_TEST_NO_SUCH_KEY"\n'
+        '[providers.fake]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'api_key_env = "ATTUNE_TEST_NO_SUCH_KEY"\n'
     )
     # no broker at all: the check must fail before the worker tries to reach one
     code = main(["worker", "--broker", "kafka://127.0.0.1:9", "--judge", "fake:m", "--judge-config", str(cfg)])

@@ -15,7 +15,7 @@ from ._config import (
     default_cache_path,
     load_config,
 )
-from ._engine import EngineStats, InvalidReply, JudgeEngine, Outcome
+from ._engine import ERROR_CAUSES, EngineStats, InvalidReply, JudgeEngine, Outcome, error_cause
 from ._limits import CircuitBreaker, RateLimiter
 from ._preflight import JudgeConfigError, active_routes, check_judges
 from ._prompt import Prompt, data_block
@@ -31,6 +31,7 @@ __all__ = [
     "CHECKLIST_JUDGE_RUBRIC",
     "DEFAULT_PRICES",
     "DEFAULT_ROUTES",
+    "ERROR_CAUSES",
     "TURN_METRICS",
     "CircuitBreaker",
     "EngineStats",
@@ -54,6 +55,7 @@ __all__ = [
     "data_block",
     "decide_release",
     "default_cache_path",
+    "error_cause",
     "judge_alerts",
     "load_config",
     "memory_scores",

@@ -31,6 +31,29 @@ log = logging.getLogger("attune.judges")
 T = TypeVar("T")
 
 
+#: ERROR text -> cause class, in match order (the messages are made in this module and the providers).
+ERROR_CAUSES: tuple[tuple[str, str], ...] = (
+    ("circuit open", "circuit_open"),
+    ("HTTP 429", "http_429"),
+    ("HTTP 5", "http_5xx"),
+    ("HTTP 4", "http_4xx"),
+    ("no reply within", "timeout"),
+    ("deadline", "deadline"),
+    ("invalid reply", "invalid_reply"),
+    ("connection failed", "connection"),
+    ("is not set", "missing_key"),
+    ("refused", "refusal"),
+)
+
+
+def error_cause(error: str | None) -> str:
+    """The cause class of a judge ERROR message (``none`` for no error, ``other`` if unrecognised), for
+    metrics and benchmarks: every ERROR attune makes names one of :data:`ERROR_CAUSES`."""
+    if not error:
+        return "none"
+    return next((name for needle, name in ERROR_CAUSES if needle in error), "other")
+
+
 class InvalidReply(ValueError):
     """The judge answered, but not in the required structure."""
 

@@ -12,6 +12,13 @@ from .openai_compatible import OpenAICompatibleProvider
 KINDS = ("openai", "anthropic", "openai_compatible")
 
 
+_CLASSES: dict[str, type[Any]] = {
+    "openai": OpenAIProvider,
+    "anthropic": AnthropicProvider,
+    "openai_compatible": OpenAICompatibleProvider,
+}
+
+
 def make_provider(
     name: str,
     kind: str,
@@ -22,34 +29,19 @@ def make_provider(
     http_client: Any = None,
     structured: StructuredMode = "auto",
 ) -> Provider:
-    if kind == "openai":
-        return OpenAIProvider(
-            name,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            temperature=temperature,
-            http_client=http_client,
-            structured=structured,
-        )
-    if kind == "anthropic":
-        return AnthropicProvider(
-            name,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            temperature=temperature,
-            http_client=http_client,
-            structured=structured,
-        )
+    cls = _CLASSES.get(kind)
+    if cls is None:
+        raise ValueError(f"unknown provider kind {kind!r} (expected one of {', '.join(KINDS)})")
     if kind == "openai_compatible":
-        return OpenAICompatibleProvider(
-            name,
-            base_url=base_url or "",
-            api_key_env=api_key_env,
-            temperature=temperature,
-            http_client=http_client,
-            structured=structured,
-        )
-    raise ValueError(f"unknown provider kind {kind!r} (expected one of {', '.join(KINDS)})")
+        base_url = base_url or ""  # the class refuses an empty one with a clear message
+    return cls(  # type: ignore[no-any-return]
+        name,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        temperature=temperature,
+        http_client=http_client,
+        structured=structured,
+    )
 
 
 __all__ = [

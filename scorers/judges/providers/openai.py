@@ -66,9 +66,10 @@ class OpenAIProvider(SdkProvider):
         schema: dict[str, Any] | None = None,
         schema_name: str = "judgment",
     ) -> Completion:
+        request = (model, system, user, max_tokens, timeout, schema, schema_name)
         mode = self._mode(schema, json_mode)
         try:
-            return await self._post(model, system, user, max_tokens, timeout, mode, schema, schema_name)
+            return await self._post(mode, *request)
         except ProviderError as e:
             if not (e.status == 400 and mode == "json_schema" and self.structured == "auto" and self.downgrades):
                 raise
@@ -76,16 +77,16 @@ class OpenAIProvider(SdkProvider):
         # on, schema in the prompt only; said once, in the log (docs/judges.md, "Structured output").
         log.warning("%s rejected response_format json_schema (HTTP 400): using json_object from now on", self.name)
         self.structured = "json_object"
-        return await self._post(model, system, user, max_tokens, timeout, "json_object", schema, schema_name)
+        return await self._post("json_object", *request)
 
     async def _post(
         self,
+        mode: str,
         model: str,
         system: str,
         user: str,
         max_tokens: int,
         timeout: float,
-        mode: str,
         schema: dict[str, Any] | None,
         schema_name: str,
     ) -> Completion:
