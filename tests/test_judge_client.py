@@ -128,6 +128,19 @@ async def test_persistent_500_is_error_after_retries(srv: FakeJudgeServer) -> No
     assert sum("Criterion CQ9" in r.system for r in srv.requests) == 3
 
 
+async def test_no_retry_wait_starts_past_the_deadline(srv: FakeJudgeServer) -> None:
+    srv.inject("429", times=100, match="Criterion CQ9", retry_after=5.0)
+    async with JudgeTier(config(srv, deadline_s=1.0)) as tier:
+        t0 = time.monotonic()
+        rec = await tier.judge_conversation("c-late", CONVERSATION)
+        elapsed = time.monotonic() - t0
+        assert tier.stats.retries == 0
+    err = rec.answers["CQ9"].error or ""
+    assert rec.answers["CQ9"].answer == "ERROR" and "HTTP 429" in err and "would pass the deadline" in err, err
+    assert sum("Criterion CQ9" in r.system for r in srv.requests) == 1
+    assert elapsed < 1.0  # refused the 5 s wait instead of sleeping into the deadline
+
+
 async def test_non_retryable_status_fails_fast(srv: FakeJudgeServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("FAKE_JUDGE_KEY")
     async with JudgeTier(config(srv, kind="anthropic")) as tier:
