@@ -306,3 +306,34 @@ def test_cost_is_unknown_for_an_unpriced_model_warned_once(caplog: pytest.LogCap
     # No request sent (e.g. the breaker was open): a known $0 even for an unpriced model.
     assert engine._priced("ollama:llama3.1", Usage()).cost_usd == 0.0
     assert engine._priced("ollama:llama3.1", Usage(calls=1)).cost_usd is None
+
+
+_USAGE = {"prompt_tokens": 3, "completion_tokens": 2}
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ({"choices": [{"message": {"content": '{"a": 1}'}}], "usage": _USAGE}, None),
+        ({"choices": [{"message": {"content": None}}]}, None),
+        ({"choices": []}, "response without choices"),
+        ({"choices": [{"message": {"content": None, "refusal": "I can't help"}}]}, "the model refused"),
+        ("<html>bad gateway</html>", "not in the chat-completions shape"),
+        ({"choices": [{"text": "legacy"}]}, "not in the chat-completions shape"),
+        ({"choices": [{"message": {"content": 7}}]}, "not in the chat-completions shape"),
+        ({"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": "3"}}, "not in the chat-completions"),
+    ],
+)
+def test_openai_reply_shapes(body: object, error: str | None) -> None:
+    """The OpenAI provider reads the decoded body itself (no SDK model): every other shape is a named error."""
+    from scorers.judges.providers import ProviderError
+    from scorers.judges.providers.openai import _reply
+
+    if error is None:
+        comp = _reply(body, "fake")
+        assert comp.text == (body["choices"][0]["message"]["content"] or "")  # type: ignore[index]
+        assert (comp.input_tokens, comp.output_tokens) == ((3, 2) if "usage" in body else (0, 0))  # type: ignore[operator]
+        return
+    with pytest.raises(ProviderError, match=error) as exc:
+        _reply(body, "fake")
+    assert exc.value.retryable == ("refused" not in error)
