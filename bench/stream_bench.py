@@ -39,13 +39,13 @@ from pathlib import Path
 import orjson
 
 from schemas import Conversation, Turn, encode
-from schemas.topics import CONVERSATION_SCORES, SAFETY_ALERTS, TURN_SCORES, TURNS
+from schemas.topics import CONVERSATION_SCORES, CONVERSATION_VERDICTS, SAFETY_ALERTS, TURN_SCORES, TURNS
 from scorers import Evaluator, evaluate_conversation
 from streams import DictStore, EmbeddedBroker, Inbound, StreamSettings, TurnProcessor, WorkerProcess, create_topics
 from streams.demo import bundled_samples
 from streams.io import consume, load_conversations, producer_for
 
-OUTPUTS = [TURN_SCORES.name, SAFETY_ALERTS.name, CONVERSATION_SCORES.name]
+OUTPUTS = [TURN_SCORES.name, SAFETY_ALERTS.name, CONVERSATION_SCORES.name, CONVERSATION_VERDICTS.name]
 
 
 def conversations(n: int, prefix: str) -> list[Conversation]:
