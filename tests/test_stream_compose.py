@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -25,7 +27,32 @@ def test_compose_parses_and_has_the_production_shape() -> None:
     assert worker["deploy"]["replicas"] >= 2
     assert worker["depends_on"]["topics"]["condition"] == "service_completed_successfully"
     assert worker["environment"]["ATTUNE_BROKER_PROFILE"] == "kafka"  # no Tansu workarounds on real Kafka
-    assert "attune worker" in " ".join(worker["command"])
+    assert worker["command"][0] == "worker"  # the image's entrypoint is `attune`
+
+
+def test_kraft_cluster_id_is_a_base64_uuid() -> None:
+    """Kafka refuses to format its storage unless CLUSTER_ID is a UUID in 22 characters of URL-safe base64."""
+    cluster_id = str(yaml.safe_load(COMPOSE.read_text())["services"]["kafka"]["environment"]["CLUSTER_ID"])
+    assert re.fullmatch(r"[A-Za-z0-9_-]{22}", cluster_id), cluster_id
+    assert len(base64.urlsafe_b64decode(cluster_id + "==")) == 16
+
+
+def test_worker_runs_a_built_image_with_the_package_installed_once() -> None:
+    worker = yaml.safe_load(COMPOSE.read_text())["services"]["worker"]
+    assert worker["build"] == "." and "volumes" not in worker  # no source mount, no install at start
+    assert not any("pip" in str(part) for part in worker["command"])
+    dockerfile = (COMPOSE.parent / "Dockerfile").read_text()
+    assert re.search(r'^ENTRYPOINT \["attune"\]$', dockerfile, re.M)
+    # Every package the wheel is built from is copied in, and the extras installed exist.
+    pyproject = tomllib.loads((COMPOSE.parent / "pyproject.toml").read_text())
+    for pattern in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]:
+        assert re.search(rf"^COPY {pattern.rstrip('*')} ", dockerfile, re.M), f"Dockerfile does not copy {pattern}"
+    extras = re.search(r'pip install --no-cache-dir "\.\[([a-z,]+)\]"', dockerfile)
+    assert extras, "Dockerfile does not install the package with its extras"
+    assert set(extras.group(1).split(",")) <= pyproject["project"]["optional-dependencies"].keys()
+    assert "judges" in extras.group(1)  # `attune worker --judge` needs the provider SDKs
+    ignored = (COMPOSE.parent / ".dockerignore").read_text().split()
+    assert ".venv" in ignored and ".git" in ignored
 
 
 def test_compose_creates_every_topic_with_the_declared_partitions() -> None:
