@@ -21,6 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="attune",
         description="Streaming evaluator for empathetic and supportive dialogue.",
     )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"attune {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("schemas", help="write the JSON Schema of every record")

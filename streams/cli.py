@@ -103,10 +103,20 @@ def _cmd_tail(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ._render import render
-    from .io import consume
+    from .io import broker_topics, consume
 
     console = Console(highlight=False)
     topics = [_topic_name(t) for t in args.topics]
+    ours = {spec.name for spec in ALL_TOPICS}
+    if not set(topics) <= ours:  # another team's topic is fine if it exists; a typo must not print nothing
+        missing = sorted(set(topics) - ours - asyncio.run(broker_topics(args.broker)))
+        if missing:
+            known = ", ".join(spec.name.removeprefix("attune.") for spec in ALL_TOPICS)
+            print(
+                f"attune tail: no topic {', '.join(missing)} on {args.broker}; attune's topics: {known}",
+                file=sys.stderr,
+            )
+            return 2
 
     async def run() -> int:
         n = 0

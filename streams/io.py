@@ -116,6 +116,16 @@ async def send_raw(broker: str, topic: str, items: Iterable[tuple[bytes | None, 
         await producer.stop()
 
 
+async def broker_topics(broker: str) -> set[str]:
+    """The topic names the broker knows (a metadata request: creates nothing)."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap_of(broker), group_id=None, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        return set(await consumer.topics())
+    finally:
+        await consumer.stop()
+
+
 async def consume(
     broker: str,
     topics: Sequence[str],

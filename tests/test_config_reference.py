@@ -107,3 +107,15 @@ def test_every_environment_variable_read_by_the_code_is_documented() -> None:
     assert {"ATTUNE_BROKER", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"} <= found  # the scan itself works
     missing = sorted(v for v in found if f"`{v}`" not in text)
     assert not missing, "undocumented in docs/configuration.md: " + ", ".join(missing)
+
+
+def test_version_flag_is_the_package_version(capsys) -> None:
+    import tomllib
+
+    import pytest
+
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["--version"])
+    assert exc.value.code == 0
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert capsys.readouterr().out.strip() == f"attune {version}"

@@ -79,3 +79,14 @@ def test_demo_runs_live_and_cleans_up() -> None:
     pids = [int(p) for p in re.findall(r"\(pid (\d+)\)|worker pid (\d+)", out) for p in p if p]
     assert len(pids) == 2  # the broker and the worker it started
     assert not [p for p in pids if _alive(p)], "demo left a process running"
+
+
+def test_tail_of_an_unknown_topic_names_the_known_ones(broker) -> None:
+    import asyncio
+
+    from streams.io import broker_topics
+
+    res = _attune("tail", "alerts.safty", "--broker", broker.url, "--idle-timeout", "2")
+    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
+    assert "no topic alerts.safty" in res.stderr and "alerts.safety" in res.stderr and "deadletter" in res.stderr
+    assert "alerts.safty" not in asyncio.run(broker_topics(broker.url))  # the check created nothing
