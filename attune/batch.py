@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from schemas import (
@@ -27,6 +28,7 @@ from schemas import (
     encode,
 )
 from scorers import Evaluator, evaluate_conversation, exchanges_of
+from scorers._extras import missing_extra
 
 from ._formats import Item, read_items
 from .summary import Summary
@@ -226,13 +228,16 @@ async def judge_items(
 def judge_preflight(config: str | Path | None, override: str | None, metrics: list[str] | None, err: Console) -> int:
     """Check the judge configuration before any work (``scorers.judges.check_judges``): 0, or exit code 2
     with the reason printed."""
-    from scorers.judges import JudgeConfigError, check_judges
-
+    try:
+        from scorers.judges import JudgeConfigError, check_judges
+    except ImportError as e:  # the provider SDKs are the optional `judges` extra
+        err.print(f"[red]error:[/red] {escape(missing_extra('judges', e))}", highlight=False)
+        return 2
     try:
         for warning in check_judges(config, override, metrics):
-            err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+            err.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
     except (JudgeConfigError, ValueError, OSError) as e:
-        err.print(f"[red]error:[/red] judge configuration: {e}", highlight=False)
+        err.print(f"[red]error:[/red] judge configuration: {escape(str(e))}", highlight=False)
         return 2
     return 0
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from schemas import DEFAULT_LIMITS, Limits
 from schemas.topics import ALL_TOPICS, TURNS
+from scorers._extras import missing_extra
 
 from ._core import Timeouts
 from .settings import DEFAULT_METRICS_PORT, DEFAULT_RETENTION_HOURS
@@ -70,8 +71,11 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         metrics_port=args.metrics_port,
     )
     if settings.judge or settings.judge_config:
-        from scorers.judges import JudgeConfigError, check_judges
-
+        try:
+            from scorers.judges import JudgeConfigError, check_judges
+        except ImportError as e:  # the provider SDKs are the optional `judges` extra
+            print(f"error: {missing_extra('judges', e)}", file=sys.stderr)
+            return 2
         try:
             for warning in check_judges(settings.judge_config, settings.judge):
                 print(f"warning: {warning}", file=sys.stderr)

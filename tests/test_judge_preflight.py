@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import pytest
 from attune.cli import main
 from attune.testing.fake_judge import FakeJudgeServer
 from scorers.judges import JudgeConfigError, active_routes, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
 
 CONV = {
     "conversation_id": "c1",
@@ -94,3 +97,25 @@ def test_worker_with_a_missing_key_exits_before_starting(
     # no broker at all: the check must fail before the worker tries to reach one
     code = main(["worker", "--broker", "kafka://127.0.0.1:9", "--judge", "fake:m", "--judge-config", str(cfg)])
     assert code == 2 and "ATTUNE_TEST_NO_SUCH_KEY" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["evaluate", "worker"])
+def test_judge_without_the_judges_extra_names_the_extra(tmp_path: Path, command: str) -> None:
+    """The provider SDKs made unimportable (as without ``attune[judges]``): exit 2 and a one-line fix, no traceback."""
+    import subprocess
+    import sys
+
+    args = (
+        ["evaluate", str(ROOT / "streams" / "samples" / "conversations.jsonl"), "--out", str(tmp_path / "o")]
+        if command == "evaluate"
+        else ["worker", "--broker", "kafka://127.0.0.1:9"]
+    )
+    code = (
+        "import sys; sys.modules['openai'] = sys.modules['anthropic'] = None\n"
+        "from attune.cli import main\n"
+        f"sys.exit(main({[*args, '--judge', 'openai:gpt-4o-mini']!r}))"
+    )
+    env = {**os.environ, "OPENAI_API_KEY": "x"}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert res.returncode == 2, res.stderr
+    assert "pip install 'attune[judges]'" in res.stderr and "Traceback" not in res.stderr, res.stderr
