@@ -115,13 +115,25 @@ def _count(paths: Iterable[str]) -> int | None:
     return total
 
 
+#: Rejected inputs printed one per line before the rest are only counted (every one is a dead_letter record).
+SHOWN_REJECTIONS = 20
+
+
+def show_rejected(err: Console, reason: str, nth: int) -> None:
+    """Print the first :data:`SHOWN_REJECTIONS` rejections; the input's text is escaped, never read as markup."""
+    if nth <= SHOWN_REJECTIONS:
+        err.print(f"[red]rejected[/red] {escape(reason)}", highlight=False)
+    elif nth == SHOWN_REJECTIONS + 1:
+        err.print(f"[red]more inputs rejected[/red]: counted below, not printed (first {SHOWN_REJECTIONS} shown)")
+
+
 def evaluate_items(items: Iterable[Item], out, summary: Summary, err: Console, evaluator: Evaluator) -> int:
     """Evaluate every item, write records, report rejections. Returns the number of rejected items."""
     rejected = 0
     for item in items:
         if item.error is not None:
             rejected += 1
-            err.print(f"[red]rejected[/red] {item.describe_error()}", highlight=False)
+            show_rejected(err, item.describe_error(), rejected)
             rec = dead_letter(item.raw, item.error, source=item.source, offset=item.line)
             out.write(encode(rec) + b"\n")
             summary.add(rec)
@@ -212,7 +224,7 @@ async def judge_items(
     for item in items:
         if item.error is not None:
             rejected += 1
-            err.print(f"[red]rejected[/red] {item.describe_error()}", highlight=False)
+            show_rejected(err, item.describe_error(), rejected)
             rec = dead_letter(item.raw, item.error, source=item.source, offset=item.line)
             out.write(encode(rec) + b"\n")
             summary.add(rec)
@@ -252,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
             max_json_depth=args.max_json_depth,
         )
     except ValueError as e:
-        err.print(f"[red]error:[/red] {e}")
+        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
         return 2
     evaluator = Evaluator()
     summary = Summary()
@@ -260,7 +272,7 @@ def run(args: argparse.Namespace) -> int:
     out_path.parent.mkdir(parents=True, exist_ok=True)
     for p in args.inputs:
         if not Path(p).exists():
-            err.print(f"[red]error:[/red] {p}: no such file or directory")
+            err.print(f"[red]error:[/red] {escape(str(p))}: no such file or directory", highlight=False)
             return 2
 
     def all_items() -> Iterable[Item]:
@@ -314,10 +326,10 @@ def run(args: argparse.Namespace) -> int:
 
                 rejected = evaluate_items(tracked(), out, summary, err, evaluator)
     except FileNotFoundError as e:
-        err.print(f"[red]error:[/red] {e}")
+        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
         return 2
     except ValueError as e:  # judge config errors (unknown provider/metric, key in a file...)
-        err.print(f"[red]error:[/red] {e}")
+        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
         return 2
     if not args.quiet:
         summary.render(Console(file=sys.stdout))

@@ -150,3 +150,19 @@ def test_unrecognised_shapes_are_rejected(tmp_path: Path, capsys, line: str) -> 
     src.write_text(line + "\n")
     assert main(["evaluate", str(src), "--out", str(tmp_path / "o.jsonl"), "--no-progress", "--quiet"]) == 1
     assert f"{src}:1" in capsys.readouterr().err
+
+
+def test_many_rejections_are_capped_and_input_text_is_not_markup(tmp_path: Path, capsys) -> None:
+    """30 bad lines in a file whose name looks like rich markup: the first 20 printed as written, the rest counted."""
+    src = tmp_path / "in[bold]x.jsonl"
+    bad = {"conversation_id": "c", "turns": [{"role": "robot", "text": "hi"}]}
+    src.write_text((json.dumps(bad) + "\n") * 30 + json.dumps(GOOD) + "\n")
+    out = tmp_path / "o.jsonl"
+    assert main(["evaluate", str(src), "--out", str(out), "--no-progress", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert sum(ln.startswith("rejected ") for ln in lines) == 20 and err.count("more inputs rejected") == 1, err
+    assert f"{src}:1:" in err and f"{src}:20:" in err and f"{src}:21:" not in err  # the name shown as written
+    assert "30 input(s) rejected" in err
+    dead = [r for r in map(decode_output, out.read_bytes().splitlines()) if r.kind == "dead_letter"]
+    assert len(dead) == 30  # every one kept, printed or not
