@@ -16,6 +16,8 @@ from ._core import Timeouts
 from .settings import DEFAULT_METRICS_PORT, DEFAULT_RETENTION_HOURS
 
 DEFAULT_BROKER = "kafka://127.0.0.1:9092"
+#: Invalid input lines ``publish`` prints one by one before it only counts the rest.
+SHOWN_SKIPS = 20
 
 
 def _broker_args(p: argparse.ArgumentParser) -> None:
@@ -89,8 +91,11 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     from .io import load_conversations, publish, schedule
 
     convs, bad = load_conversations(Path(args.file))
-    for reason in bad:
+    for reason in bad[:SHOWN_SKIPS]:
         print(f"skipped: {reason}", file=sys.stderr)
+    if len(bad) > SHOWN_SKIPS:
+        more = len(bad) - SHOWN_SKIPS
+        print(f"skipped: {more} more invalid line(s), not printed ({len(bad)} in all)", file=sys.stderr)
     if not convs:
         print("no valid conversation to publish", file=sys.stderr)
         return 1

@@ -90,3 +90,13 @@ def test_tail_of_an_unknown_topic_names_the_known_ones(broker) -> None:
     assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
     assert "no topic alerts.safty" in res.stderr and "alerts.safety" in res.stderr and "deadletter" in res.stderr
     assert "alerts.safty" not in asyncio.run(broker_topics(broker.url))  # the check created nothing
+
+
+def test_publish_prints_the_first_skips_and_counts_the_rest(tmp_path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n" * 25)
+    res = _attune("publish", str(bad), "--broker", "kafka://127.0.0.1:9", "--profile", "tansu")
+    assert res.returncode == 1  # nothing valid: no broker needed
+    lines = res.stderr.splitlines()
+    assert sum("malformed JSON" in ln for ln in lines) == 20
+    assert "5 more invalid line(s), not printed (25 in all)" in res.stderr
