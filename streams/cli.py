@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from schemas import DEFAULT_LIMITS, Limits
@@ -42,6 +44,31 @@ def _topic_name(name: str) -> str:
     return name
 
 
+#: Exit code when the broker cannot be reached at start (sysexits EX_UNAVAILABLE; 75 is "broker state lost").
+EXIT_BROKER_UNREACHABLE = 69
+
+
+def _reaching_broker(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """A command that needs the broker: an unreachable one is one line saying what to check, not a traceback."""
+
+    @functools.wraps(cmd)
+    def run(args: argparse.Namespace) -> int:
+        from aiokafka.errors import KafkaConnectionError
+
+        try:
+            return cmd(args)
+        except KafkaConnectionError as e:
+            print(
+                f"error: cannot reach the Kafka broker at {args.broker} ({e}); check --broker (or ATTUNE_BROKER), "
+                "that the broker is running and that this host can reach it",
+                file=sys.stderr,
+            )
+            return EXIT_BROKER_UNREACHABLE
+
+    return run
+
+
+@_reaching_broker
 def _cmd_worker(args: argparse.Namespace) -> int:
     from .app import run_worker
     from .settings import StreamSettings
@@ -87,6 +114,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     return run_worker(settings, loglevel=args.loglevel, log_format=args.log_format)
 
 
+@_reaching_broker
 def _cmd_publish(args: argparse.Namespace) -> int:
     from .io import load_conversations, publish, schedule
 
@@ -108,6 +136,7 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     return 1 if bad and args.strict else 0
 
 
+@_reaching_broker
 def _cmd_tail(args: argparse.Namespace) -> int:
     from rich.console import Console
 

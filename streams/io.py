@@ -85,8 +85,8 @@ async def publish(
     """Send the scheduled events at their times; returns when the broker acknowledged all of them."""
     report = PublishReport(events=len(events), conversations=len({e.conversation_id for e in events}))
     producer = producer_for(broker, profile)
-    await producer.start()
     try:
+        await producer.start()  # inside: a failed start is stopped too (no unclosed-client warning)
         start = time.monotonic()
         futs = []
         for ev in events:
@@ -108,8 +108,8 @@ async def publish(
 async def send_raw(broker: str, topic: str, items: Iterable[tuple[bytes | None, bytes]], profile: ProfileName) -> None:
     """Send arbitrary key/value bytes (tests of the dead-letter path, control records)."""
     producer = producer_for(broker, profile)
-    await producer.start()
     try:
+        await producer.start()  # inside: a failed start is stopped too (no unclosed-client warning)
         futs = [await producer.send(topic, value, key=key) for key, value in items]
         await asyncio.gather(*futs)
     finally:
@@ -119,8 +119,8 @@ async def send_raw(broker: str, topic: str, items: Iterable[tuple[bytes | None, 
 async def broker_topics(broker: str) -> set[str]:
     """The topic names the broker knows (a metadata request: creates nothing)."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap_of(broker), group_id=None, enable_auto_commit=False)
-    await consumer.start()
     try:
+        await consumer.start()  # inside: a failed start is stopped too
         return set(await consumer.topics())
     finally:
         await consumer.stop()
@@ -147,8 +147,8 @@ async def consume(
         fetch_max_wait_ms=10,
         max_partition_fetch_bytes=8 * 1024 * 1024,
     )
-    await consumer.start()
     try:
+        await consumer.start()  # inside: a failed start is stopped too
         last = time.monotonic()
         while not (stop is not None and stop.is_set()):
             batches = await consumer.getmany(timeout_ms=50, max_records=1000)

@@ -100,3 +100,11 @@ def test_publish_prints_the_first_skips_and_counts_the_rest(tmp_path) -> None:
     lines = res.stderr.splitlines()
     assert sum("malformed JSON" in ln for ln in lines) == 20
     assert "5 more invalid line(s), not printed (25 in all)" in res.stderr
+
+
+@pytest.mark.parametrize("command", [["publish", str(bundled_samples())], ["tail", "turns"], ["worker"]])
+def test_an_unreachable_broker_is_one_line_and_exit_69(command: list[str]) -> None:
+    res = _attune(*command, "--broker", "kafka://127.0.0.1:9")
+    assert res.returncode == 69, res.stderr
+    assert "cannot reach the Kafka broker at kafka://127.0.0.1:9" in res.stderr
+    assert "Traceback" not in res.stderr and "Unclosed" not in res.stderr, res.stderr
