@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.resources
+import shutil
 import signal
 import statistics
 import sys
@@ -156,4 +157,9 @@ def run_demo(pace: float = 1.5, samples: Path | None = None, timeout: float = 12
             code = worker.stop()
             console.print(f"\nworker stopped (exit {code}); stopping broker")
     ok = _summary(console, result, time.monotonic() - started)
+    if ok:  # nothing to look into: leave nothing behind
+        shutil.rmtree(logdir, ignore_errors=True)
+        console.print(f"broker and worker logs removed ({logdir})")
+    else:
+        console.print(f"[red]broker and worker logs kept in {logdir}[/] (remove it when done)")
     return 0 if ok else 1

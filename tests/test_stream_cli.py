@@ -79,6 +79,8 @@ def test_demo_runs_live_and_cleans_up() -> None:
     pids = [int(p) for p in re.findall(r"\(pid (\d+)\)|worker pid (\d+)", out) for p in p if p]
     assert len(pids) == 2  # the broker and the worker it started
     assert not [p for p in pids if _alive(p)], "demo left a process running"
+    logdir = re.search(r"logs removed \((\S+)\)", out)
+    assert logdir and not os.path.exists(logdir.group(1)), "demo left its log folder behind"
 
 
 def test_tail_of_an_unknown_topic_names_the_known_ones(broker) -> None:
