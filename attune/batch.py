@@ -53,8 +53,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="output JSONL path")
     p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
     p.add_argument("--quiet", action="store_true", help="no summary")
-    p.add_argument("--max-text-chars", type=int, default=DEFAULT_LIMITS.max_text_chars)
-    p.add_argument("--max-turns", type=int, default=DEFAULT_LIMITS.max_turns_per_conversation)
+    p.add_argument("--max-text-chars", type=int, default=DEFAULT_LIMITS.max_text_chars, help="reject longer texts")
+    p.add_argument(
+        "--max-turns", type=int, default=DEFAULT_LIMITS.max_turns_per_conversation, help="turns per conversation"
+    )
     p.add_argument(
         "--max-payload-bytes",
         type=int,

@@ -16,6 +16,17 @@ def _cmd_schemas(args: argparse.Namespace) -> int:
     return 0
 
 
+class _DefaultsFormatter(argparse.HelpFormatter):
+    """Help that shows each option's default (docs/configuration.md lists the same), except unset ones."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        unset = action.default in (None, False, [], argparse.SUPPRESS)
+        if unset or not action.option_strings or "default" in text.lower():  # unset, positional or already said
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="attune",
@@ -38,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     from streams import cli as stream_cli
 
     stream_cli.register(sub)
+    for command in sub.choices.values():
+        command.formatter_class = _DefaultsFormatter
     return parser
 
 

@@ -119,3 +119,17 @@ def test_version_flag_is_the_package_version(capsys) -> None:
     assert exc.value.code == 0
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert capsys.readouterr().out.strip() == f"attune {version}"
+
+
+def test_help_shows_every_set_default() -> None:
+    """``attune COMMAND --help`` names each option's default, as docs/configuration.md does."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    missing = []
+    for name, command in sub.choices.items():
+        text = " ".join(command.format_help().split())
+        for action in command._actions:
+            unset = action.default in (None, False, [], argparse.SUPPRESS)
+            if action.option_strings and not unset and str(action.default) not in text:
+                missing.append(f"{name} {action.option_strings[0]} (default {action.default})")
+    assert not missing, missing
