@@ -27,7 +27,7 @@ from schemas import (
     dead_letter,
     encode,
 )
-from scorers import Evaluator, evaluate_conversation, exchanges_of
+from scorers import Evaluator, evaluate_conversation, exchanges_of, with_metadata
 from scorers._extras import missing_extra
 
 from ._formats import Item, read_items
@@ -201,7 +201,7 @@ async def judge_items(
             out = [*records, *judged, *judge_alerts(judged)]
             cheap = next(r for r in records if isinstance(r, ConversationScore))
             alerts = [r for r in out if isinstance(r, SafetyAlert)]
-            return [*out, conversation_verdict(cheap, alerts, checklist)]
+            return with_metadata([*out, conversation_verdict(cheap, alerts, checklist)], conv.metadata)
 
     pending: set[asyncio.Task[list[OutputRecord]]] = set()
 

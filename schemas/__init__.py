@@ -15,8 +15,9 @@ from ._codec import (
     decode_output,
     decode_turn_event,
     encode,
+    unknown_fields,
 )
-from ._common import SCHEMA_VERSION, RubricRef, stable_id
+from ._common import MAX_METADATA_KEYS, SCHEMA_MINOR, SCHEMA_VERSION, Metadata, MetadataValue, RubricRef, stable_id
 from ._inputs import Conversation, ConversationEnd, Message, Persona, Turn, TurnContext
 from ._jobs import JudgeJob, judge_job_id
 from ._outputs import (
@@ -63,6 +64,8 @@ __all__ = [
     "ALL_TOPICS",
     "CRITERIA",
     "DEFAULT_LIMITS",
+    "MAX_METADATA_KEYS",
+    "SCHEMA_MINOR",
     "SCHEMA_VERSION",
     "SEVERITY_ORDER",
     "AlertRef",
@@ -82,6 +85,8 @@ __all__ = [
     "JudgeJob",
     "Limits",
     "Message",
+    "Metadata",
+    "MetadataValue",
     "OutputRecord",
     "Persona",
     "RubricRef",
@@ -103,5 +108,6 @@ __all__ = [
     "encode",
     "judge_job_id",
     "stable_id",
+    "unknown_fields",
     "utcnow",
 ]

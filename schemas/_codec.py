@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import base64
+import logging
+import threading
 from dataclasses import dataclass
 
 import orjson
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from ._common import stable_id
+from ._common import Metadata, stable_id
 from ._inputs import Conversation, ConversationEnd, Turn
 from ._outputs import DeadLetter, FieldError, OutputRecord
 
@@ -54,6 +56,54 @@ class InvalidRecord(ValueError):
 
 
 _OUTPUT: TypeAdapter[OutputRecord] = TypeAdapter(OutputRecord)
+_METADATA: TypeAdapter[dict] = TypeAdapter(Metadata)
+
+log = logging.getLogger("attune.schemas")
+
+#: Distinct unknown field names logged per process; beyond it one line says more were seen (a producer
+#: sending a new name on every message must not flood the log).
+MAX_LOGGED_UNKNOWN = 100
+_logged_unknown: set[str] = set()
+_logged_lock = threading.Lock()
+
+
+def unknown_fields(rec: BaseModel) -> list[str]:
+    """Dotted paths of the fields of a decoded input that no schema declares (``context.source``,
+    ``turns[].confidence``), in a stable order. Decoding keeps them (``model_extra``); they are never
+    written into output records: slicing by producer fields is what ``metadata`` is for."""
+    out: list[str] = []
+    stack: list[tuple[str, BaseModel]] = [("", rec)]
+    while stack:
+        prefix, m = stack.pop()
+        extra = m.__pydantic_extra__
+        if extra:
+            out.extend(prefix + k for k in extra)
+        for name in type(m).model_fields:
+            v = getattr(m, name)
+            if isinstance(v, BaseModel):
+                stack.append((f"{prefix}{name}.", v))
+            elif isinstance(v, list) and v and isinstance(v[0], BaseModel):
+                stack.extend((f"{prefix}{name}[].", x) for x in v)
+    return sorted(set(out))
+
+
+def _note_unknown(rec: BaseModel) -> None:
+    """Log each unknown field name once per process (counting them is the stream's metric)."""
+    names = unknown_fields(rec)
+    if not names:
+        return
+    with _logged_lock:
+        new = [n for n in names if n not in _logged_unknown]
+        if not new or len(_logged_unknown) > MAX_LOGGED_UNKNOWN:
+            return
+        _logged_unknown.update(new)
+        full = len(_logged_unknown) > MAX_LOGGED_UNKNOWN
+    log.warning(
+        "accepted %s record with unknown field(s) %s: kept, not scored, not copied to outputs%s",
+        getattr(rec, "kind", "input"),
+        ", ".join(repr(n[:80]) for n in new),
+        f"; more than {MAX_LOGGED_UNKNOWN} names seen, further new names are not logged" if full else "",
+    )
 
 
 def encode(record: BaseModel) -> bytes:
@@ -134,12 +184,15 @@ def decode_turn_event(raw: bytes | str, limits: Limits = DEFAULT_LIMITS) -> Turn
     # Dispatch on the tag ourselves: a plain union would report every branch's errors for one bad field.
     model: type[Turn | ConversationEnd] = ConversationEnd if kind == "conversation_end" else Turn
     try:
-        rec = model.model_validate(obj)
+        # extra="allow": a field this version does not know is kept, not a rejection (forward compatible).
+        rec = model.model_validate(obj, extra="allow")
     except ValidationError as e:
         label = kind if kind in ("turn", "conversation_end") else "turn event"  # never echo arbitrary input
         raise InvalidRecord(f"invalid {label} record", _field_errors(e)) from None
     if isinstance(rec, Turn):
         _check_text(rec.text, "text", limits)
+    if rec.__pydantic_extra__ or (isinstance(rec, Turn) and rec.context is not None):
+        _note_unknown(rec)
     return rec
 
 
@@ -148,7 +201,7 @@ def decode_conversation(raw: bytes | str, limits: Limits = DEFAULT_LIMITS) -> Co
     obj = _load_object(raw, limits)
     obj.setdefault("kind", "conversation")
     try:
-        conv = Conversation.model_validate(obj)
+        conv = Conversation.model_validate(obj, extra="allow")
     except ValidationError as e:
         raise InvalidRecord("invalid conversation record", _field_errors(e)) from None
     if len(conv.turns) > limits.max_turns_per_conversation:
@@ -158,12 +211,25 @@ def decode_conversation(raw: bytes | str, limits: Limits = DEFAULT_LIMITS) -> Co
         )
     for i, m in enumerate(conv.turns):
         _check_text(m.text, f"turns.{i}.text", limits)
+    _note_unknown(conv)
     return conv
 
 
 def decode_output(raw: bytes | str) -> OutputRecord:
-    """Decode any output record (for consumers, ``attune tail`` and reports)."""
-    return _OUTPUT.validate_json(raw)
+    """Decode any output record (for consumers, ``attune tail`` and reports).
+
+    Fields a newer minor version added are accepted and kept in ``model_extra`` (docs/schemas.md).
+    """
+    return _OUTPUT.validate_json(raw, extra="allow")
+
+
+def _payload_metadata(raw: bytes) -> dict:
+    """The metadata of a rejected payload when that part of it is valid, else {} (dead letters, best effort)."""
+    try:
+        obj = orjson.loads(raw)
+        return _METADATA.validate_python(obj.get("metadata")) if isinstance(obj, dict) and obj.get("metadata") else {}
+    except (orjson.JSONDecodeError, ValidationError, RecursionError):
+        return {}
 
 
 def dead_letter(
@@ -185,4 +251,5 @@ def dead_letter(
         errors=exc.errors,
         payload_b64=base64.b64encode(raw).decode("ascii"),
         payload_preview=raw[:1200].decode("utf-8", "replace")[:300],
+        metadata=_payload_metadata(raw) if len(raw) <= DEFAULT_LIMITS.max_payload_bytes else {},
     )

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ._common import Channel, ConversationId, Record, Role, TurnIndex
+from ._common import Channel, ConversationId, Metadata, Record, Role, TurnIndex
 
 BIG_FIVE = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")
 
@@ -72,6 +72,7 @@ class Turn(Record):
     ts: datetime | None = None
     end_of_conversation: bool = Field(default=False, strict=True)
     context: TurnContext | None = None
+    metadata: Metadata | None = None
 
 
 class ConversationEnd(Record):
@@ -83,6 +84,7 @@ class ConversationEnd(Record):
     last_turn_index: TurnIndex | None = Field(
         default=None, description="If given, the buffer waits (up to the inactivity timeout) for this turn."
     )
+    metadata: Metadata | None = None
 
 
 class Message(BaseModel):
@@ -103,6 +105,7 @@ class Conversation(Record):
     conversation_id: ConversationId
     turns: list[Message] = Field(min_length=1)
     context: TurnContext | None = None
+    metadata: Metadata | None = None
 
     @model_validator(mode="after")
     def _unique_indices(self) -> Conversation:
@@ -112,7 +115,10 @@ class Conversation(Record):
         return self
 
     def as_turns(self) -> list[Turn]:
-        """Explode into turn events, numbering messages that carry no turn_index by position."""
+        """Explode into turn events, numbering messages that carry no turn_index by position.
+
+        The metadata goes on every turn (it is small), so any one turn's records can be sliced by it.
+        """
         out: list[Turn] = []
         for pos, m in enumerate(self.turns):
             out.append(
@@ -124,6 +130,7 @@ class Conversation(Record):
                     ts=m.ts,
                     context=self.context if pos == 0 else None,
                     end_of_conversation=pos == len(self.turns) - 1,
+                    metadata=self.metadata,
                 )
             )
         return out

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ._common import ConversationId, Record, TurnIndex, stable_id
+from ._common import ConversationId, MetadataValue, Record, TurnIndex, stable_id
 from ._inputs import Message, TurnContext
 from ._outputs import AlertRef, CloseReason, ConversationScore, utcnow
 
@@ -50,5 +50,8 @@ class JudgeJob(Record):
     )
     alerts: list[AlertRef] = Field(
         default_factory=list, description="Checklist jobs: the alerts raised while the conversation was open."
+    )
+    metadata: dict[str, MetadataValue] = Field(
+        default_factory=dict, description="The conversation's producer metadata, stamped on every output record."
     )
     created_at: datetime = Field(default_factory=utcnow)

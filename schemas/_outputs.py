@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._common import Channel, ConversationId, Record, RubricRef, TurnIndex
+from ._common import Channel, ConversationId, MetadataValue, Record, RubricRef, TurnIndex
 
 #: seed 001 answer set; ERROR marks an API/parse failure and scores 0 (never a pass).
 Answer = Literal["YES", "NO", "NA", "ERROR"]
@@ -24,6 +24,14 @@ def utcnow() -> datetime:
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _metadata() -> Any:
+    return Field(
+        default_factory=dict,
+        description="The producer's metadata of the input this record derives from (merged over the "
+        "conversation's turns, first value of a key wins); {} when it sent none.",
+    )
 
 
 class Usage(_Strict):
@@ -84,6 +92,7 @@ class TurnScore(Record):
     edge_case: EdgeCase | None = None
     flags: list[str] = Field(default_factory=list, description="Harmful-pattern flags found in the reply.")
     word_count: int
+    metadata: dict[str, MetadataValue] = _metadata()
     produced_at: datetime = Field(default_factory=utcnow)
 
 
@@ -105,6 +114,7 @@ class TurnJudgment(Record):
     error: str | None = Field(default=None, description="Cause, when status is error.")
     prompt_hash: str = ""
     usage: Usage = Field(default_factory=Usage)
+    metadata: dict[str, MetadataValue] = _metadata()
     produced_at: datetime = Field(default_factory=utcnow)
 
 
@@ -139,6 +149,7 @@ class ConversationScore(Record):
     )
     prompt_hash: str = Field(default="", description="LLM tier: hash over the rendered judge prompts.")
     usage: Usage = Field(default_factory=Usage)
+    metadata: dict[str, MetadataValue] = _metadata()
     produced_at: datetime = Field(default_factory=utcnow)
 
 
@@ -172,6 +183,7 @@ class SafetyAlert(Record):
     evidence: str = Field(default="", description="The matched cue (short), never the whole text.")
     source: str = Field(description="'heuristic' or provider:model.")
     rubric: RubricRef
+    metadata: dict[str, MetadataValue] = _metadata()
     detected_at: datetime = Field(default_factory=utcnow)
     # Crisis alerts only (None elsewhere): what a safety team routes and audits by.
     cssrs_category: str | None = Field(
@@ -246,6 +258,7 @@ class ConversationVerdict(Record):
     source_records: list[str] = Field(description="record_id / alert_id of every record combined.")
     n_turns: int
     close_reason: CloseReason
+    metadata: dict[str, MetadataValue] = _metadata()
     produced_at: datetime = Field(default_factory=utcnow)
 
 
@@ -266,6 +279,9 @@ class DeadLetter(Record):
     errors: list[FieldError] = Field(default_factory=list)
     payload_b64: str
     payload_preview: str = Field(default="", description="First 300 characters, undecodable bytes replaced.")
+    metadata: dict[str, MetadataValue] = Field(
+        default_factory=dict, description="The rejected input's metadata when it was itself valid (best effort)."
+    )
     received_at: datetime = Field(default_factory=utcnow)
 
 

@@ -13,6 +13,7 @@ from ._evaluator import (
     exchange_after,
     exchange_for,
     exchanges_of,
+    with_metadata,
 )
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "exchange_after",
     "exchange_for",
     "exchanges_of",
+    "with_metadata",
 ]

@@ -292,4 +292,12 @@ def evaluate_conversation(
     out.append(score)
     if verdict:
         out.append(conversation_verdict(score, [r for r in out if isinstance(r, SafetyAlert)]))
-    return out
+    return with_metadata(out, conv.metadata)
+
+
+def with_metadata(records: list[OutputRecord], metadata: dict | None) -> list[OutputRecord]:
+    """Stamp the producer's metadata on every record derived from its input (the stream does the same)."""
+    if metadata:
+        for r in records:
+            r.metadata = metadata  # type: ignore[union-attr]
+    return records

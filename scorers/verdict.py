@@ -122,6 +122,7 @@ def conversation_verdict(
         source_records=sources,
         n_turns=cheap.n_turns,
         close_reason=cheap.close_reason,
+        metadata=cheap.metadata,  # the producer's metadata travels with the conversation's records
     )
 
 

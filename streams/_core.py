@@ -22,7 +22,7 @@ reorder window passes, or the conversation closes. That keeps the records identi
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -30,6 +30,7 @@ import orjson
 
 from schemas import (
     DEFAULT_LIMITS,
+    MAX_METADATA_KEYS,
     AlertRef,
     CloseReason,
     ConversationEnd,
@@ -46,6 +47,7 @@ from schemas import (
     dead_letter,
     decode_turn_event,
     encode,
+    unknown_fields,
 )
 from schemas.topics import CONTROL, CONVERSATION_SCORES, CONVERSATION_VERDICTS, DEAD_LETTER, SAFETY_ALERTS, TURN_SCORES
 from scorers.verdict import conversation_verdict
@@ -149,15 +151,18 @@ class ClosedConversation:
     score: ConversationScore
     #: Every alert raised for the conversation while it was open (what its verdict combines).
     alerts: tuple[AlertRef, ...] = ()
+    #: The producer metadata merged over the conversation's turns (carried into every derived record).
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 CloseHook = Callable[[ClosedConversation], Iterable[Outbound]]
-#: Called for every assistant turn scored in order, with its Exchange and whether it raised or answers
-#: an alert (the judge tier samples turns here; it returns jobs, it never judges inline).
-TurnHook = Callable[[Any, bool], Iterable[Outbound]]
+#: Called for every assistant turn scored in order, with its Exchange, whether it raised or answers an
+#: alert, and the conversation's metadata (the judge tier samples turns here; it returns jobs, it never
+#: judges inline).
+TurnHook = Callable[[Any, bool, Mapping[str, Any]], Iterable[Outbound]]
 #: Called for every user turn on arrival with (conversation_id, turn_index, text, earlier messages in order,
-#: the evaluator's UserTurnResult): the crisis screen takes possible-risk turns here, as jobs, never inline.
-UserHook = Callable[[str, int, str, Sequence[Message], Any], Iterable[Outbound]]
+#: the evaluator's UserTurnResult, metadata): the crisis screen takes possible-risk turns here, as jobs.
+UserHook = Callable[[str, int, str, Sequence[Message], Any, Mapping[str, Any]], Iterable[Outbound]]
 
 
 @dataclass(slots=True)
@@ -177,6 +182,7 @@ class Stats:
     crisis_model: int = 0  # ... only the learned model raised (severity "possible")
     crisis_conversation: int = 0  # ... a pattern across the conversation's user turns completed
     not_covered: int = 0  # user turns in a language the crisis detector does not cover
+    unknown_fields: int = 0  # accepted inputs carrying fields no schema declares (kept, never a dead letter)
 
     def add(self, other: Stats) -> None:
         for name in self.__slots__:  # type: ignore[attr-defined]
@@ -194,6 +200,7 @@ class _PendingClose:
     reason: CloseReason
     scores: list[TurnScore]
     alerts: list[AlertRef] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -352,6 +359,8 @@ class TurnProcessor:
             except InvalidRecord as exc:
                 self._dead_letter(res, raw, exc, item)
                 continue
+            if rec.__pydantic_extra__ or getattr(rec, "context", None) is not None:
+                res.stats.unknown_fields += bool(unknown_fields(rec))
             try:
                 if isinstance(rec, Turn):
                     self._on_turn(batch, res, rec, item.partition, now)
@@ -383,6 +392,8 @@ class TurnProcessor:
                     log.exception("checklist failed for %s; closing without a conversation_score", pc.conversation_id)
             if score is None:
                 continue
+            if pc.metadata:
+                score.metadata = pc.metadata
             out.append(Outbound(_OUTPUT_TOPIC[score.kind], score.conversation_id.encode(), encode(score), score.kind))
             if self.emit_verdicts:
                 v = conversation_verdict(score, pc.alerts)
@@ -390,7 +401,14 @@ class TurnProcessor:
             res.stats.closed += 1
             self.stats.closed += 1
             closed = ClosedConversation(
-                pc.conversation_id, pc.partition, tuple(pc.messages), pc.context, pc.reason, score, tuple(pc.alerts)
+                pc.conversation_id,
+                pc.partition,
+                tuple(pc.messages),
+                pc.context,
+                pc.reason,
+                score,
+                tuple(pc.alerts),
+                pc.metadata,
             )
             for hook in self.close_hooks:
                 out.extend(hook(closed))
@@ -430,6 +448,9 @@ class TurnProcessor:
                 "too many turns",
                 [FieldError(loc="turn_index", msg=f"conversation already has {n} turns, limit {limit}")],
             )
+        if turn.metadata:
+            _merge_metadata(meta, turn.metadata, cid)
+        md = meta.get("md") or {}
         alerts = []
         ures: Any = None
         entry: dict[str, Any] = {"r": turn.role, "t": turn.text}
@@ -460,14 +481,14 @@ class TurnProcessor:
             meta["ctx"] = turn.context.model_dump(mode="json")
         if turn.end_of_conversation:
             meta["end"] = {"r": "end_flag", "last": idx}
-        self._emit(res, alerts)
+        self._emit(res, alerts, md)
         _remember(meta, alerts)
         hist = self._hist(cid, meta)
         if turn.role == "user" and self.user_hooks:
             # the nearest earlier messages: a bounded tail, not the whole history, on every user turn
             earlier = [m for i, m in hist.messages[-16:] if i < idx][-4:]
             for user_hook in self.user_hooks:
-                res.outputs.extend(user_hook(cid, idx, turn.text, earlier, ures))
+                res.outputs.extend(user_hook(cid, idx, turn.text, earlier, ures, md))
         if hist.context is None and turn.context is not None:
             hist.context = turn.context
         if idx <= meta["done"] or idx == meta["done"] + 1:
@@ -487,6 +508,8 @@ class TurnProcessor:
             return
         meta["end"] = {"r": "end_event", "last": end.last_turn_index}
         meta["seen"] = now
+        if end.metadata:
+            _merge_metadata(meta, end.metadata, end.conversation_id)
         self._maybe_close(batch, res, end.conversation_id, meta, now)
 
     def _on_control(self, batch: _Batch, res: BatchResult, item: Inbound, now: float) -> None:
@@ -540,10 +563,11 @@ class TurnProcessor:
             entry = {**entry, "s": {"m": ares.score.metrics, "e": ares.score.empathy}}
             hist.scores.append(ares.score)
             res.stats.scored += 1
-            self._emit(res, [ares.score, *ares.alerts])
+            md = meta.get("md") or {}
+            self._emit(res, [ares.score, *ares.alerts], md)
             _remember(meta, ares.alerts)
             for turn_hook in self.turn_hooks:
-                res.outputs.extend(turn_hook(ex, bool(ares.alerts) or crisis is not None))
+                res.outputs.extend(turn_hook(ex, bool(ares.alerts) or crisis is not None, md))
         # Fields taken from a validated Turn (or our own table entry of one): no second validation.
         msg = Message.model_construct(role=entry["r"], text=entry["t"], turn_index=idx)
         if hist.ordered is not None:
@@ -595,7 +619,8 @@ class TurnProcessor:
         self._drain(batch, res, cid, meta, hist, force=True)
         # The checklist needs only what is buffered now; it runs in finish_closes (same batch).
         refs = [AlertRef(alert_id=a, alert_type=t, severity=v, turn_index=i) for a, t, v, i in meta.get("al") or ()]
-        res.closes.append(_PendingClose(cid, meta["p"], hist.messages, hist.context, reason, hist.scores, refs))  # type: ignore[arg-type]
+        md = meta.get("md") or {}
+        res.closes.append(_PendingClose(cid, meta["p"], hist.messages, hist.context, reason, hist.scores, refs, md))  # type: ignore[arg-type]
         # Tombstone first, then free the turns: a crash in between leaves orphans the expiry removes,
         # never a live conversation missing turns.
         batch.replace_meta(cid, {"p": meta["p"], "closed": now, "idx": meta["idx"]})
@@ -624,8 +649,10 @@ class TurnProcessor:
         self._history[cid] = h
         return h
 
-    def _emit(self, res: BatchResult, records: Iterable[OutputRecord]) -> None:
+    def _emit(self, res: BatchResult, records: Iterable[OutputRecord], metadata: dict[str, Any]) -> None:
         for rec in records:
+            if metadata:
+                rec.metadata = metadata  # type: ignore[union-attr]
             res.outputs.append(Outbound(_OUTPUT_TOPIC[rec.kind], rec.conversation_id.encode(), encode(rec), rec.kind))
             if rec.kind == "safety_alert":
                 res.stats.alerts += 1
@@ -646,6 +673,23 @@ class TurnProcessor:
                 h = self._history.get(w.key)
                 if h is not None:
                     h.version = w.value["v"]
+
+
+def _merge_metadata(meta: dict[str, Any], md: Mapping[str, Any], cid: str) -> None:
+    """Add the keys of a turn's metadata the conversation does not have yet: the first value of a key wins,
+    so a redelivered or late turn never changes what earlier records carried. At most
+    :data:`MAX_METADATA_KEYS` keys per conversation (later new keys are logged, not carried)."""
+    cur = meta.get("md") or {}
+    new = {k: v for k, v in md.items() if k not in cur}
+    if not new:
+        return
+    room = MAX_METADATA_KEYS - len(cur)
+    if len(new) > room:
+        log.warning("conversation %s: metadata over %d keys; %d new keys not carried", cid, MAX_METADATA_KEYS,
+                    len(new) - max(room, 0))  # fmt: skip
+        new = dict(list(new.items())[: max(room, 0)])
+    if new:
+        meta["md"] = {**cur, **new}  # a new dict: the stored meta entry is never mutated before apply
 
 
 def _remember(meta: dict[str, Any], alerts: Sequence[SafetyAlert]) -> None:

@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,7 +74,7 @@ JOB_SLACK_S = 5.0
 
 
 # -- jobs (built on the turn agent: pure, no I/O) ----------------------------------------------------------
-def turn_job(ex: Exchange) -> JudgeJob:
+def turn_job(ex: Exchange, metadata: Mapping[str, Any] | None = None) -> JudgeJob:
     """The job judging one assistant reply: its recent history, then the reply itself."""
     history = list(ex.history[-TURN_JOB_HISTORY:])
     if ex.user_text and not any(m.role == "user" for m in history):
@@ -89,6 +89,7 @@ def turn_job(ex: Exchange) -> JudgeJob:
         turn_index=ex.turn_index,
         messages=[*history, reply],
         context=ex.context,
+        metadata=dict(metadata or {}),
     )
 
 
@@ -103,10 +104,17 @@ def checklist_job(closed: ClosedConversation) -> JudgeJob:
         close_reason=closed.close_reason,
         cheap_score=closed.score,
         alerts=list(closed.alerts),
+        metadata=closed.metadata,
     )
 
 
-def screen_job(conversation_id: str, turn_index: int, text: str, earlier: Sequence[Message]) -> JudgeJob:
+def screen_job(
+    conversation_id: str,
+    turn_index: int,
+    text: str,
+    earlier: Sequence[Message],
+    metadata: Mapping[str, Any] | None = None,
+) -> JudgeJob:
     """The job asking the LLM crisis screen about one user turn (a few earlier messages, then the turn)."""
     user = Message(role="user", text=text, turn_index=turn_index)
     return JudgeJob(
@@ -115,6 +123,7 @@ def screen_job(conversation_id: str, turn_index: int, text: str, earlier: Sequen
         conversation_id=conversation_id,
         turn_index=turn_index,
         messages=[*earlier, user],
+        metadata=dict(metadata or {}),
     )
 
 
@@ -134,11 +143,14 @@ def exchange_of(job: JudgeJob) -> Exchange:
     return exchange_for(job.conversation_id, idx, reply.text, indexed, job.context)
 
 
-def records_outbound(records: Iterable[OutputRecord]) -> list[Outbound]:
-    return [
-        Outbound(_TOPIC_OF_KIND[r.kind], r.conversation_id.encode(), encode(r), r.kind)
-        for r in records  # type: ignore[union-attr]
-    ]
+def records_outbound(records: Iterable[OutputRecord], metadata: Mapping[str, Any] | None = None) -> list[Outbound]:
+    """Encode records for their topics, stamped with the job's producer metadata."""
+    out = []
+    for r in records:
+        if metadata:
+            r.metadata = dict(metadata)  # type: ignore[union-attr]
+        out.append(Outbound(_TOPIC_OF_KIND[r.kind], r.conversation_id.encode(), encode(r), r.kind))  # type: ignore[union-attr]
+    return out
 
 
 class JobEmitter:
@@ -155,17 +167,25 @@ class JobEmitter:
         self.checklist_jobs = 0
         self.screen_jobs = 0
 
-    def on_turn(self, ex: Exchange, alert: bool) -> list[Outbound]:
+    def on_turn(self, ex: Exchange, alert: bool, metadata: Mapping[str, Any] | None = None) -> list[Outbound]:
         if not self.tier.should_judge_turn(ex.conversation_id, ex.turn_index, alert=alert):
             return []
         self.turn_jobs += 1
-        return [self._job(turn_job(ex))]
+        return [self._job(turn_job(ex, metadata))]
 
-    def on_user(self, cid: str, idx: int, text: str, earlier: Sequence[Message], ures: Any) -> list[Outbound]:
+    def on_user(
+        self,
+        cid: str,
+        idx: int,
+        text: str,
+        earlier: Sequence[Message],
+        ures: Any,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> list[Outbound]:
         if not needs_screen(ures):
             return []
         self.screen_jobs += 1
-        return [self._job(screen_job(cid, idx, text, earlier))]
+        return [self._job(screen_job(cid, idx, text, earlier, metadata))]
 
     def on_close(self, closed: ClosedConversation) -> list[Outbound]:
         job = checklist_job(closed)
@@ -174,7 +194,7 @@ class JobEmitter:
             # Too big for one record: an ERROR checklist (fails the gate), never a silent skip.
             cause = f"conversation too large for a judge job ({len(out.value)} bytes > {self.max_job_bytes})"
             log.error("%s: %s", closed.conversation_id, cause)
-            return records_outbound(_checklist_error(self.tier, job, cause))
+            return records_outbound(_checklist_error(self.tier, job, cause), job.metadata)
         self.checklist_jobs += 1
         return [out]
 
@@ -351,7 +371,8 @@ class JudgeAgent:
         value = item.value if isinstance(item, Inbound) else item.message.value
         try:
             try:
-                job = JudgeJob.model_validate_json(value or b"")
+                # extra="allow": a job written by a newer worker (rolling upgrade) still runs
+                job = JudgeJob.model_validate_json(value or b"", extra="allow")
             except ValueError:
                 log.error("dropping an undecodable judge job at %s@%d", tp, offset)
                 self.stats.failed += 1
@@ -367,7 +388,7 @@ class JudgeAgent:
                 log.exception("judge job %s failed", job.job_id)
                 self.stats.failed += 1
                 records = error_records(self.tier, job, f"judge job failed: {exc!r}")
-            await self._deliver(records_outbound(records))
+            await self._deliver(records_outbound(records, job.metadata))
             METRICS.judge_records(records)  # cost, tokens, judgments by status: once delivered
             await self._ack_in_order(stream, item, tp, offset)
             self.stats.done += 1

@@ -102,6 +102,11 @@ class WorkerMetrics:
             "User turns in a language the crisis detector does not cover (alerted as crisis_not_covered)",
             registry=r,
         )
+        self.unknown_fields = Counter(
+            "attune_inputs_with_unknown_fields",
+            "Accepted inputs carrying fields no schema declares (kept, never dead-lettered; names in the log)",
+            registry=r,
+        )
         self.ready = Gauge("attune_ready", "1 once partitions are assigned and tables recovered", registry=r)
         self.latency = Histogram(
             "attune_turn_latency_seconds",
@@ -171,6 +176,8 @@ class WorkerMetrics:
                 self.crisis_turns.labels(detector).inc(n)
         if s.not_covered:
             self.not_covered.inc(s.not_covered)
+        if getattr(s, "unknown_fields", 0):
+            self.unknown_fields.inc(s.unknown_fields)
         if s.closed:
             self.closed.inc(s.closed)
         per_topic: dict[str, int] = {}

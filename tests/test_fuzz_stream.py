@@ -98,7 +98,7 @@ _SPECIAL_GARBAGE = [
     b'{"conversation_id":"c","turn_index":1e400,"role":"user","text":"x"}',
     b'{"conversation_id":"c","turn_index":NaN,"role":"user","text":"x"}',
     b'{"conversation_id":"c","turn_index":0,"role":"robot","text":"x"}',
-    b'{"conversation_id":"c","turn_index":0,"role":"user","text":"x","mood":"sad"}',
+    b'{"conversation_id":"c","turn_index":0,"role":"user","text":"x","metadata":{"tenant":{"nested":1}}}',
     b'{"conversation_id":"c","turn_index":0,"role":"user"}',
     b'{"conversation_id":"c","turn_index":0,"role":"user","text":"x","context":"not a dict"}',
     b'{"conversation_id":"c","turn_index":0,"role":"user","text":"x","context":{"emotions":{"joy":0.3}}}',

@@ -58,7 +58,7 @@ def test_conversation_end_is_recognised_by_kind() -> None:
         (_turn(turn_index="three"), "invalid turn record", "turn_index"),
         (_turn(turn_index=10**12), "invalid turn record", "turn_index"),
         (_turn(text=None), "invalid turn record", "text"),
-        (_turn(colour="red"), "invalid turn record", "colour"),
+        (_turn(metadata={"arm": [1]}), "invalid turn record", "metadata"),
         (orjson.dumps({"turn_index": 0, "role": "user", "text": "x"}), "invalid turn record", "conversation_id"),
         (_turn(context={"emotions": {"sad": 0.5, "happy": 0.1}}), "invalid turn record", "context.emotions"),
         (_turn(context={"required_keys": ["a"], "forbidden_keys": ["a"]}), "invalid turn record", "context"),
