@@ -69,35 +69,41 @@ _logged_lock = threading.Lock()
 
 def unknown_fields(rec: BaseModel) -> list[str]:
     """Dotted paths of the fields of a decoded input that no schema declares (``context.source``,
-    ``turns[].confidence``), in a stable order. Decoding keeps them (``model_extra``); they are never
-    written into output records: slicing by producer fields is what ``metadata`` is for."""
+    ``turns[].confidence``), sorted. Decoding keeps them (``model_extra``); they are never written into
+    output records: slicing by producer fields is what ``metadata`` is for.
+
+    Written out for the input models' nesting (context, its persona, a conversation's messages) rather than
+    a generic walk: it runs on every turn, and the walk cost 4 us of a 9 us decode.
+    """
     out: list[str] = []
-    stack: list[tuple[str, BaseModel]] = [("", rec)]
-    while stack:
-        prefix, m = stack.pop()
-        extra = m.__pydantic_extra__
-        if extra:
-            out.extend(prefix + k for k in extra)
-        for name in type(m).model_fields:
-            v = getattr(m, name)
-            if isinstance(v, BaseModel):
-                stack.append((f"{prefix}{name}.", v))
-            elif isinstance(v, list) and v and isinstance(v[0], BaseModel):
-                stack.extend((f"{prefix}{name}[].", x) for x in v)
-    return sorted(set(out))
+    if rec.__pydantic_extra__:
+        out += rec.__pydantic_extra__
+    # getattr with a default would cost ~2 us per missing attribute (pydantic's __getattr__ builds an error)
+    ctx = rec.context if isinstance(rec, Turn | Conversation) else None
+    if ctx is not None:
+        if ctx.__pydantic_extra__:
+            out += ("context." + k for k in ctx.__pydantic_extra__)
+        if ctx.persona is not None and ctx.persona.__pydantic_extra__:
+            out += ("context.persona." + k for k in ctx.persona.__pydantic_extra__)
+    for m in rec.turns if isinstance(rec, Conversation) else ():
+        if m.__pydantic_extra__:
+            out += ("turns[]." + k for k in m.__pydantic_extra__)
+    return sorted(set(out)) if out else out
 
 
 def _note_unknown(rec: BaseModel) -> None:
     """Log each unknown field name once per process (counting them is the stream's metric)."""
     names = unknown_fields(rec)
-    if not names:
+    if not names or _logged_unknown.issuperset(names):
         return
     with _logged_lock:
-        new = [n for n in names if n not in _logged_unknown]
-        if not new or len(_logged_unknown) > MAX_LOGGED_UNKNOWN:
+        if len(_logged_unknown) > MAX_LOGGED_UNKNOWN:
             return
+        new = [n for n in names if n not in _logged_unknown]
         _logged_unknown.update(new)
         full = len(_logged_unknown) > MAX_LOGGED_UNKNOWN
+    if not new:
+        return
     log.warning(
         "accepted %s record with unknown field(s) %s: kept, not scored, not copied to outputs%s",
         getattr(rec, "kind", "input"),
@@ -191,8 +197,7 @@ def decode_turn_event(raw: bytes | str, limits: Limits = DEFAULT_LIMITS) -> Turn
         raise InvalidRecord(f"invalid {label} record", _field_errors(e)) from None
     if isinstance(rec, Turn):
         _check_text(rec.text, "text", limits)
-    if rec.__pydantic_extra__ or (isinstance(rec, Turn) and rec.context is not None):
-        _note_unknown(rec)
+    _note_unknown(rec)
     return rec
 
 

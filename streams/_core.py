@@ -359,8 +359,7 @@ class TurnProcessor:
             except InvalidRecord as exc:
                 self._dead_letter(res, raw, exc, item)
                 continue
-            if rec.__pydantic_extra__ or getattr(rec, "context", None) is not None:
-                res.stats.unknown_fields += bool(unknown_fields(rec))
+            res.stats.unknown_fields += bool(unknown_fields(rec))
             try:
                 if isinstance(rec, Turn):
                     self._on_turn(batch, res, rec, item.partition, now)

@@ -111,3 +111,30 @@ def test_out_of_order_duplicates_end_event_and_inactivity(broker, start_worker) 
     )
     again = asyncio.run(read_back(broker.url, lambda s: False, timeout=6))
     assert {k: len(v) for k, v in again.items()} == {k: len(v) for k, v in seen.items()}
+
+
+def test_a_producer_adding_fields_on_a_real_broker(broker, start_worker) -> None:
+    """Issue 15 must-show, end to end: unknown top-level and ``context`` fields plus ``metadata`` on every
+    turn: no dead letter, every record of the batch path arrives (ids included), each with the metadata."""
+    import orjson
+
+    metadata = {"tenant": "acme", "app_version": "4.2.0", "experiment_arm": "B", "locale": "en-GB"}
+    convs = synthetic(6, 8, prefix="fwd")
+    events = []
+    for conv in convs:
+        for t in conv.as_turns():
+            d = orjson.loads(encode(t)) | {"label": "gold", "user_id": "u-1", "metadata": metadata}
+            d["context"] = {**(d["context"] or {}), "source": "mobile"}
+            events.append((conv.conversation_id.encode(), orjson.dumps(d)))
+    expected = expected_records(convs)
+    worker = start_worker("--inactivity-timeout", "60")
+    worker.wait_ready(60)
+    asyncio.run(send_raw(broker.url, TURNS.name, events, "tansu"))
+    seen = asyncio.run(read_back(broker.url, lambda s: expected.keys() <= s.keys(), timeout=90))
+    assert expected.keys() <= seen.keys(), f"{len(expected.keys() - seen.keys())} records never arrived"
+    got = [copies[0][1] for copies in seen.values()]
+    assert not [r for r in got if r.kind == "dead_letter"]
+    assert sum(r.kind == "turn_score" for r in got) == sum(m.role == "assistant" for c in convs for m in c.turns)
+    assert all(r.metadata == metadata for r in got), {r.kind for r in got if r.metadata != metadata}
+    for record_id, want in expected.items():  # everything else exactly as the batch path
+        assert comparable(seen[record_id][0][1]) | {"metadata": {}} == comparable(want)
