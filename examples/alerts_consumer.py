@@ -1,0 +1,340 @@
+"""Example safety-team consumer of ``attune.alerts.safety``: route by severity, acknowledge, never lose an alert.
+
+    python examples/alerts_consumer.py --broker kafka://127.0.0.1:9092 --group safety-team --ack-store acks.sqlite
+
+Guarantees (docs/consumers.md):
+
+* **At-least-once delivery, exactly-once acknowledgement.** Each alert is handed to the handler of its
+  route, then recorded in the ack store (sqlite, one row per ``alert_id``, fsync'd), and only then is
+  its offset committed. A crash between the ack and the commit redelivers the alert; the ack store
+  already has it, so the handler is not called again and no second row appears. Alerts the stream
+  itself sends twice (it is at-least-once; ``alert_id`` is deterministic) are absorbed the same way.
+* **Never commit past an alert that failed.** A handler that raises stops its partition at that alert:
+  the offsets before it are committed, the consumer seeks back to it and retries with a growing pause.
+* **Nothing is silently skipped.** A record that does not decode as a ``safety_alert`` this code knows
+  (garbage, another kind, a ``schema_version`` of a newer major, a severity added by a newer major) is
+  appended to the parking file (JSONL, fsync'd, original bytes in base64) before its offset is committed.
+
+Only the ``schemas`` package (the record contract) and aiokafka are used: no attune runtime.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import json
+import logging
+import os
+import signal
+import sqlite3
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.errors import KafkaConnectionError, KafkaError
+
+from schemas import SafetyAlert, decode_output
+from schemas.topics import SAFETY_ALERTS
+
+log = logging.getLogger("alerts_consumer")
+
+#: Severity -> route. An example policy: a team sets its own. Every severity of the contract has a route
+#: (adding a severity is a major schema version, docs/schemas.md), so no alert can fall through.
+ROUTES: dict[str, str] = {
+    "critical": "page",  # crisis left unanswered, dangerous advice: a human now
+    "high": "page",  # crisis disclosure confirmed by the rules
+    "medium": "review",  # dependency, lesser harmful replies: the review queue
+    "possible": "review",  # crisis risk seen only by the learned model: a human decides
+    "info": "ops_log",  # judge infrastructure failures: not a safety finding
+}
+
+Handler = Callable[[SafetyAlert], None]
+
+
+def _announce(route: str) -> Handler:
+    """The default handlers print one line per alert (ids and labels, no evidence text).
+
+    Replace them with the pager, ticket or log client of your team; a handler that raises keeps the
+    alert unacknowledged and uncommitted, and it will be retried.
+    """
+
+    def handle(alert: SafetyAlert) -> None:
+        turn = "-" if alert.turn_index is None else alert.turn_index
+        tenant = alert.metadata.get("tenant", "-")
+        print(
+            f"{route.upper():8} {alert.severity:8} {alert.alert_type:20} conversation={alert.conversation_id} "
+            f"turn={turn} tenant={tenant} alert={alert.alert_id}",
+            flush=True,
+        )
+
+    return handle
+
+
+DEFAULT_HANDLERS: dict[str, Handler] = {route: _announce(route) for route in set(ROUTES.values())}
+
+
+def bootstrap_of(url: str) -> str:
+    """``kafka://host:port[;host2:port2]`` or ``host:port`` -> what aiokafka wants."""
+    for prefix in ("kafka://", "tcp://"):
+        url = url.removeprefix(prefix)
+    return url.rstrip("/").replace(";", ",")
+
+
+class Message(Protocol):
+    """The part of ``aiokafka.ConsumerRecord`` this consumer reads (tests pass their own)."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+
+
+class AckStore:
+    """Durable record of handled alerts, one row per ``alert_id``.
+
+    sqlite with ``synchronous=FULL``: a returned :meth:`ack` has reached the disk, so committing the offset
+    afterwards can never lose an alert. ``deliveries`` counts how often the alert was seen (redeliveries
+    after a crash, or the stream's own duplicates); the row itself is written once.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.db = sqlite3.connect(path, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.execute(
+            """CREATE TABLE IF NOT EXISTS acks (
+                alert_id TEXT PRIMARY KEY, route TEXT NOT NULL, severity TEXT NOT NULL, alert_type TEXT NOT NULL,
+                conversation_id TEXT NOT NULL, turn_index INTEGER, topic TEXT NOT NULL, partition INTEGER NOT NULL,
+                "offset" INTEGER NOT NULL, acked_at REAL NOT NULL, deliveries INTEGER NOT NULL DEFAULT 1,
+                record TEXT NOT NULL)"""
+        )
+
+    def is_acked(self, alert_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM acks WHERE alert_id = ?", (alert_id,)).fetchone() is not None
+
+    def ack(self, alert: SafetyAlert, route: str, msg: Message) -> None:
+        """Plain INSERT (no OR IGNORE): a second ack of one alert is a bug and must fail loudly."""
+        self.db.execute(
+            "INSERT INTO acks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)",
+            (
+                alert.alert_id,
+                route,
+                alert.severity,
+                alert.alert_type,
+                alert.conversation_id,
+                alert.turn_index,
+                msg.topic,
+                msg.partition,
+                msg.offset,
+                time.time(),
+                alert.model_dump_json(),
+            ),
+        )
+
+    def redelivered(self, alert_id: str) -> None:
+        self.db.execute("UPDATE acks SET deliveries = deliveries + 1 WHERE alert_id = ?", (alert_id,))
+
+    def close(self) -> None:
+        self.db.close()
+
+
+class ParkingFile:
+    """Records that are not alerts this code can route: kept whole (JSONL, fsync'd), once per offset."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.parked: set[tuple[str, int, int]] = set()
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                with contextlib.suppress(ValueError, KeyError):  # a torn last line from a crash
+                    d = json.loads(line)
+                    self.parked.add((d["topic"], d["partition"], d["offset"]))
+
+    def park(self, msg: Message, reason: str) -> None:
+        if (msg.topic, msg.partition, msg.offset) in self.parked:
+            return
+        entry = {
+            "topic": msg.topic,
+            "partition": msg.partition,
+            "offset": msg.offset,
+            "reason": reason[:2000],
+            "key_b64": base64.b64encode(msg.key).decode() if msg.key is not None else None,
+            "value_b64": base64.b64encode(msg.value or b"").decode(),
+            "parked_at": time.time(),
+        }
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(entry) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        self.parked.add((msg.topic, msg.partition, msg.offset))
+
+
+class Committer(Protocol):
+    """What :class:`AlertProcessor` needs of the consumer: commit and seek (a fake in the tests)."""
+
+    async def commit(self, offsets: Mapping[TopicPartition, int]) -> None: ...
+
+    def seek(self, partition: TopicPartition, offset: int) -> None: ...
+
+
+@dataclass
+class AlertProcessor:
+    """Route, acknowledge, then commit: the ordering that makes a crash anywhere safe."""
+
+    store: AckStore
+    parking: ParkingFile
+    handlers: Mapping[str, Handler] = field(default_factory=lambda: DEFAULT_HANDLERS)
+    routes: Mapping[str, str] = field(default_factory=lambda: ROUTES)
+    commit_interval: float = 0.0
+    #: Next offset per partition whose records before it are all acknowledged or parked, not yet committed.
+    pending: dict[TopicPartition, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=lambda: {"acked": 0, "duplicate": 0, "parked": 0, "failed": 0})
+    _last_commit: float = 0.0
+
+    def handle(self, msg: Message) -> str:
+        """Handle one record durably; returns ``acked``, ``duplicate`` or ``parked``; raises if the handler did."""
+        try:
+            rec = decode_output(msg.value or b"")
+        except ValueError as exc:  # not JSON, invalid, a newer major, a value this version does not know
+            self.parking.park(msg, f"undecodable: {exc}")
+            return "parked"
+        if not isinstance(rec, SafetyAlert):
+            self.parking.park(msg, f"not a safety_alert: kind {rec.kind!r}")
+            return "parked"
+        if self.store.is_acked(rec.alert_id):
+            self.store.redelivered(rec.alert_id)
+            return "duplicate"
+        route = self.routes[rec.severity]
+        self.handlers[route](rec)  # deliver first ...
+        self.store.ack(rec, route, msg)  # ... then record it durably; only then may the offset move on
+        return "acked"
+
+    async def process(self, consumer: Committer, batch: Mapping[TopicPartition, Sequence[Message]]) -> bool:
+        """Handle a fetched batch in partition order; commit what is done. False if a handler failed."""
+        ok = True
+        for tp, msgs in batch.items():
+            for msg in msgs:
+                try:
+                    outcome = self.handle(msg)
+                except Exception:
+                    log.exception("handling %s[%d]@%d failed; will retry it", tp.topic, tp.partition, msg.offset)
+                    self.counts["failed"] += 1
+                    consumer.seek(tp, msg.offset)  # fetch it again; nothing after it counts as done
+                    ok = False
+                    break
+                self.counts[outcome] += 1
+                self.pending[tp] = msg.offset + 1
+        await self.commit(consumer, force=not ok)
+        return ok
+
+    async def commit(self, consumer: Committer, *, force: bool = False) -> None:
+        """Commit the acknowledged progress, at most every ``commit_interval`` seconds unless forced."""
+        if not self.pending or (not force and time.monotonic() - self._last_commit < self.commit_interval):
+            return
+        offsets, self.pending = self.pending, {}
+        try:
+            await consumer.commit(offsets)
+        except KafkaError as exc:  # CommitFailedError, IllegalStateError, ...
+            # The group rebalanced or the broker refused: the next owner redelivers, the ack store dedupes.
+            log.warning("commit of %s failed (%s); those alerts will be redelivered and deduplicated", offsets, exc)
+        self._last_commit = time.monotonic()
+
+    def forget(self, partitions: Iterable[TopicPartition]) -> None:
+        for tp in partitions:
+            self.pending.pop(tp, None)
+
+
+class _CommitOnRevoke(ConsumerRebalanceListener):
+    """Before partitions move to another member, commit what this one acknowledged (fewer redeliveries)."""
+
+    def __init__(self, processor: AlertProcessor, consumer: AIOKafkaConsumer) -> None:
+        self.processor, self.consumer = processor, consumer
+
+    async def on_partitions_revoked(self, revoked: Any) -> None:
+        await self.processor.commit(self.consumer, force=True)
+        self.processor.forget(revoked)
+
+    async def on_partitions_assigned(self, assigned: Any) -> None:
+        log.info("assigned %s", sorted((tp.topic, tp.partition) for tp in assigned))
+
+
+async def run(args: argparse.Namespace) -> int:
+    store = AckStore(args.ack_store)
+    parking = ParkingFile(args.parking or args.ack_store.with_suffix(".parked.jsonl"))
+    processor = AlertProcessor(store, parking, commit_interval=args.commit_interval)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap_of(args.broker),
+        group_id=args.group,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",  # a new group starts at the oldest retained alert, never "now"
+        session_timeout_ms=args.session_timeout_ms,
+        heartbeat_interval_ms=max(100, args.session_timeout_ms // 3),
+        fetch_max_wait_ms=args.fetch_max_wait_ms,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    backoff = 0.0
+    try:
+        await consumer.start()
+        consumer.subscribe([SAFETY_ALERTS.name], listener=_CommitOnRevoke(processor, consumer))
+        print(f"ALERTS_CONSUMER_STARTED group={args.group} pid={os.getpid()}", flush=True)
+        while not stop.is_set():
+            batch = await consumer.getmany(timeout_ms=200, max_records=args.max_records)
+            if await processor.process(consumer, batch):
+                backoff = 0.0
+                await processor.commit(consumer)  # an idle poll still flushes an interval's progress
+            else:
+                backoff = min(30.0, max(0.5, backoff * 2))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), backoff)
+        await processor.commit(consumer, force=True)
+    except KafkaConnectionError as exc:
+        print(f"cannot reach the broker at {args.broker}: {exc}", file=sys.stderr)
+        return 69  # EX_UNAVAILABLE, as attune's own commands
+    finally:
+        await consumer.stop()  # leaves the group: the partition moves to a standby at once
+        store.close()
+    c = processor.counts
+    print(f"stopped: acked={c['acked']} duplicate={c['duplicate']} parked={c['parked']} failed={c['failed']}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="Route attune safety alerts by severity; acknowledge each once.")
+    p.add_argument("--broker", default="kafka://127.0.0.1:9092", help="kafka://host:port (default: %(default)s)")
+    p.add_argument("--group", default="safety-team", help="consumer group id (default: %(default)s)")
+    p.add_argument("--ack-store", type=Path, default=Path("acks.sqlite"), help="sqlite file (default: %(default)s)")
+    p.add_argument(
+        "--parking", type=Path, help="JSONL of records that are not routable alerts (default: ACK_STORE.parked.jsonl)"
+    )
+    p.add_argument(
+        "--commit-interval",
+        type=float,
+        default=0.0,
+        help="commit acknowledged offsets at most every N s; 0 = after every batch (default: %(default)s)",
+    )
+    p.add_argument(
+        "--session-timeout-ms",
+        type=int,
+        default=10_000,
+        help="group session timeout; Kafka refuses < 6000 by default (default: %(default)s)",
+    )
+    p.add_argument("--fetch-max-wait-ms", type=int, default=100, help="long-poll wait (default: %(default)s)")
+    p.add_argument("--max-records", type=int, default=100, help="records per poll (default: %(default)s)")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("aiokafka").setLevel(logging.WARNING)
+    return asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
