@@ -30,6 +30,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from . import security
 from ._core import Inbound
 from .observability import METRICS
 
@@ -72,7 +73,10 @@ class OffsetAudit:
     async def _committed(self, tps: list[tuple[str, int]]) -> None:
         try:
             consumer = AIOKafkaConsumer(
-                bootstrap_servers=self.bootstrap, group_id=self.group_id, enable_auto_commit=False
+                bootstrap_servers=self.bootstrap,
+                group_id=self.group_id,
+                enable_auto_commit=False,
+                **security.client_kwargs(),
             )
             await consumer.start()
             try:
@@ -188,7 +192,9 @@ class OffsetAudit:
 
     async def fetch(self, topic: str, partition: int, start: int, end: int) -> list[Inbound]:
         """Messages with offsets in [start, end) of one partition, read directly (not through Faust)."""
-        consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False, fetch_max_wait_ms=10)
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap, enable_auto_commit=False, fetch_max_wait_ms=10, **security.client_kwargs()
+        )
         await consumer.start()
         try:
             tp = TopicPartition(topic, partition)

@@ -31,6 +31,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from schemas.topics import TURNS
 
+from . import security
 from ._faust_patches import fetched_highwaters
 from .broker import bootstrap_of
 
@@ -134,6 +135,7 @@ class BrokerWatch:
             group_id=self.group_id,
             enable_auto_commit=False,
             request_timeout_ms=int(self.timeout * 1000),
+            **security.client_kwargs(),
         )
         await consumer.start()
         try:

@@ -15,6 +15,8 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from . import security
+
 log = logging.getLogger("attune.streams")
 
 
@@ -39,7 +41,9 @@ async def fetched_highwaters(bootstrap: str, partitions: tuple[Any, ...], timeou
     300), while its fetch responses carry the true high watermark. One fetch per partition, started
     just below the reported end, therefore gives the right end without reading the log.
     """
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, fetch_max_wait_ms=10)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, enable_auto_commit=False, fetch_max_wait_ms=10, **security.client_kwargs()
+    )
     await consumer.start()
     try:
         tps = {TopicPartition(tp.topic, tp.partition): tp for tp in partitions}

@@ -381,6 +381,10 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
     return 0
 
 
-def worker_env() -> dict[str, str]:
-    """Environment for a worker subprocess (unbuffered, so logs reach the parent promptly)."""
-    return {**os.environ, "PYTHONUNBUFFERED": "1"}
+def worker_env(*, plaintext: bool = False) -> dict[str, str]:
+    """Environment for a worker subprocess (unbuffered, so logs reach the parent promptly). ``plaintext``
+    drops the ``ATTUNE_KAFKA_*`` security settings (a worker on the embedded broker, which speaks plaintext)."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if plaintext:
+        env = {k: v for k, v in env.items() if not k.startswith("ATTUNE_KAFKA_")}
+    return env

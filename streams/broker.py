@@ -17,7 +17,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -104,8 +104,19 @@ class EmbeddedBroker:
     group so stopping it never leaves a stray process, even if it forked.
     """
 
-    def __init__(self, port: int | None = None, log_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        port: int | None = None,
+        log_path: Path | None = None,
+        *,
+        advertised_port: int | None = None,
+        extra_args: Sequence[str] = (),
+    ) -> None:
+        """``advertised_port``: the port clients are told to use (a TLS proxy in front, tests); ``extra_args``:
+        more ``tansu broker`` options (e.g. ``--authentication``)."""
         self.port = port or free_port()
+        self.advertised_port = advertised_port or self.port
+        self.extra_args = list(extra_args)
         self.log_path = log_path
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: object | None = None
@@ -132,9 +143,10 @@ class EmbeddedBroker:
             "--listener-url",
             listener,
             "--advertised-listener-url",
-            listener,
+            f"tcp://127.0.0.1:{self.advertised_port}",
             "--storage-engine",
             "memory://tansu/",
+            *self.extra_args,
         ]
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         self._log = out
@@ -197,7 +209,11 @@ async def create_topics(
     """
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=int(timeout * 1000))
+    from . import security
+
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=bootstrap, request_timeout_ms=int(timeout * 1000), **security.client_kwargs()
+    )
     deadline = time.monotonic() + timeout
     while True:
         try:

@@ -53,14 +53,30 @@ def _reaching_broker(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argp
 
     @functools.wraps(cmd)
     def run(args: argparse.Namespace) -> int:
-        from aiokafka.errors import KafkaConnectionError
+        from aiokafka.errors import KafkaConnectionError, KafkaError
 
+        from . import security
+
+        try:
+            sec = security.current()  # TLS/SASL settings are checked before anything connects
+        except security.SecurityConfigError as e:
+            print(f"error: broker security settings: {e} (docs/operations.md, 'Secure Kafka')", file=sys.stderr)
+            return 2
+        how = "" if sec.protocol == "PLAINTEXT" else f" with {sec.describe()}"
         try:
             return cmd(args)
         except KafkaConnectionError as e:
             print(
-                f"error: cannot reach the Kafka broker at {args.broker} ({e}); check --broker (or ATTUNE_BROKER), "
-                "that the broker is running and that this host can reach it",
+                f"error: cannot reach the Kafka broker at {args.broker}{how} ({e}); check --broker (or ATTUNE_BROKER), "
+                "that the broker is running and that this host can reach it"
+                + ("" if not how else ", and the ATTUNE_KAFKA_* security settings"),
+                file=sys.stderr,
+            )
+            return EXIT_BROKER_UNREACHABLE
+        except KafkaError as e:  # e.g. SASL authentication failed, a mechanism the broker does not offer
+            print(
+                f"error: the Kafka broker at {args.broker} refused the connection{how}: {e.__class__.__name__}: {e}; "
+                "check the ATTUNE_KAFKA_* security settings (docs/operations.md, 'Secure Kafka')",
                 file=sys.stderr,
             )
             return EXIT_BROKER_UNREACHABLE

@@ -19,7 +19,9 @@ from rich.table import Table
 from schemas import Conversation, decode_output
 from schemas.topics import ALL_TOPICS, TURNS
 
+from . import security
 from ._render import render
+from .app import worker_env
 from .broker import EmbeddedBroker, create_topics
 from .io import consume, load_conversations, publish, schedule
 from .settings import StreamSettings
@@ -138,7 +140,8 @@ def run_demo(pace: float = 1.5, samples: Path | None = None, timeout: float = 12
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     logdir = Path(tempfile.mkdtemp(prefix="attune-demo-"))
     console.rule("[bold]attune demo")
-    with EmbeddedBroker(log_path=logdir / "tansu.log") as broker:
+    # The embedded broker speaks plaintext: ATTUNE_KAFKA_* settings meant for a real cluster do not apply.
+    with security.using(security.KafkaSecurity()), EmbeddedBroker(log_path=logdir / "tansu.log") as broker:
         console.print(f"embedded Tansu broker on {broker.bootstrap} (pid {broker.pid}); logs in {logdir}")
         settings = StreamSettings(broker=broker.url, profile="tansu")
         asyncio.run(create_topics(broker.bootstrap, settings.topics(), configs=settings.topic_configs()))
@@ -147,6 +150,7 @@ def run_demo(pace: float = 1.5, samples: Path | None = None, timeout: float = 12
             "tansu",
             ["--inactivity-timeout", "8", "--reorder-timeout", "1", "--loglevel", "WARNING"],
             log_path=logdir / "worker.log",
+            env=worker_env(plaintext=True),
         )
         try:
             parts = worker.wait_ready(timeout=60)

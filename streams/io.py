@@ -12,6 +12,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from schemas import Conversation, InvalidRecord, decode_conversation, encode
 
+from . import security
 from .broker import PROFILES, ProfileName, bootstrap_of
 
 
@@ -71,7 +72,7 @@ def schedule(conversations: Sequence[Conversation], pace: float = 0.0, stagger: 
 def producer_for(bootstrap: str, profile: ProfileName) -> AIOKafkaProducer:
     prof = PROFILES[profile]
     kwargs: dict[str, object] = {"linger_ms": prof.linger_ms, "acks": 1, "enable_idempotence": False}
-    return AIOKafkaProducer(bootstrap_servers=bootstrap_of(bootstrap), **kwargs)
+    return AIOKafkaProducer(bootstrap_servers=bootstrap_of(bootstrap), **kwargs, **security.client_kwargs())
 
 
 async def publish(
@@ -118,7 +119,9 @@ async def send_raw(broker: str, topic: str, items: Iterable[tuple[bytes | None, 
 
 async def broker_topics(broker: str) -> set[str]:
     """The topic names the broker knows (a metadata request: creates nothing)."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap_of(broker), group_id=None, enable_auto_commit=False)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap_of(broker), group_id=None, enable_auto_commit=False, **security.client_kwargs()
+    )
     try:
         await consumer.start()  # inside: a failed start is stopped too
         return set(await consumer.topics())
@@ -146,6 +149,7 @@ async def consume(
         auto_offset_reset="earliest" if from_beginning else "latest",
         fetch_max_wait_ms=10,
         max_partition_fetch_bytes=8 * 1024 * 1024,
+        **security.client_kwargs(),
     )
     try:
         await consumer.start()  # inside: a failed start is stopped too

@@ -10,6 +10,7 @@ from typing import Any
 from schemas import DEFAULT_LIMITS, Limits
 from schemas.topics import ALL_TOPICS, DEAD_LETTER, INTERNAL_TOPICS, JUDGE_JOBS, TURNS
 
+from . import security
 from ._core import Timeouts
 from .broker import PROFILES, BrokerProfile, ProfileName, topic_plan
 
@@ -126,4 +127,7 @@ class StreamSettings:
             "producer_max_request_size": MAX_RECORD_BYTES,
             "datadir": str(self.datadir or Path(tempfile.gettempdir()) / "attune-faust"),
         }
+        creds = security.current().faust_credentials()  # TLS/SASL from ATTUNE_KAFKA_* (streams.security)
+        if creds is not None:
+            cfg["broker_credentials"] = creds
         return cfg

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .app import READY_MARKER, worker_env
@@ -19,7 +19,15 @@ from .app import READY_MARKER, worker_env
 class WorkerProcess:
     """One ``attune worker`` in its own process group; its output is kept (and optionally logged)."""
 
-    def __init__(self, broker: str, profile: str, args: Sequence[str] = (), log_path: Path | None = None):
+    def __init__(
+        self,
+        broker: str,
+        profile: str,
+        args: Sequence[str] = (),
+        log_path: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ):
+        """``env``: the worker's whole environment (default: this process's, unbuffered)."""
         cmd = [sys.executable, "-m", "attune", "worker", "--broker", broker, "--profile", profile, *args]
         self.cmd = cmd
         self.lines: list[str] = []
@@ -30,7 +38,7 @@ class WorkerProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env=worker_env(),
+            env=dict(env) if env is not None else worker_env(),
             start_new_session=True,
             text=True,
             bufsize=1,
