@@ -132,24 +132,40 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
 @_reaching_broker
 def _cmd_publish(args: argparse.Namespace) -> int:
-    from .io import load_conversations, publish, schedule
+    """Every valid conversation becomes turn events; every invalid line a dead letter (as in ``evaluate``)."""
+    from schemas import encode
+    from schemas.topics import DEAD_LETTER
 
-    convs, bad = load_conversations(Path(args.file))
-    for reason in bad[:SHOWN_SKIPS]:
-        print(f"skipped: {reason}", file=sys.stderr)
+    from .io import publish, read_conversations, schedule, send_raw
+    from .settings import MAX_RECORD_BYTES
+
+    convs, bad = read_conversations(Path(args.file))
+    for rejected in bad[:SHOWN_SKIPS]:
+        print(f"rejected: {rejected.describe()}", file=sys.stderr)
     if len(bad) > SHOWN_SKIPS:
         more = len(bad) - SHOWN_SKIPS
-        print(f"skipped: {more} more invalid line(s), not printed ({len(bad)} in all)", file=sys.stderr)
-    if not convs:
-        print("no valid conversation to publish", file=sys.stderr)
+        print(f"rejected: {more} more invalid line(s), not printed ({len(bad)} in all)", file=sys.stderr)
+    if bad:
+        letters = [(str(args.file).encode(), encode(r.dead_letter())) for r in bad]
+        fits = [(k, v) for k, v in letters if len(v) <= MAX_RECORD_BYTES]
+        for r, (_k, v) in zip(bad, letters, strict=True):
+            if len(v) > MAX_RECORD_BYTES:  # the dead-letter topic's own limit: the line stays in the file only
+                print(f"rejected: {r.path}:{r.line}: too large for a dead letter ({len(v)} bytes)", file=sys.stderr)
+        asyncio.run(send_raw(args.broker, DEAD_LETTER.name, fits, args.profile))
+        print(f"{len(fits)} invalid line(s) sent to {DEAD_LETTER.name} with their bytes and reasons", file=sys.stderr)
+    if bad and args.strict:
+        print("--strict: no turn published because some lines were invalid", file=sys.stderr)
         return 1
-    events = schedule(convs, pace=args.pace)
-    report = asyncio.run(publish(args.broker, _topic_name(args.topic), events, profile=args.profile))
-    print(
-        f"published {report.events} turn events of {report.conversations} conversations "
-        f"to {_topic_name(args.topic)} in {report.seconds:.1f} s"
-    )
-    return 1 if bad and args.strict else 0
+    if convs:
+        events = schedule(convs, pace=args.pace)
+        report = asyncio.run(publish(args.broker, _topic_name(args.topic), events, profile=args.profile))
+        print(
+            f"published {report.events} turn events of {report.conversations} conversations "
+            f"to {_topic_name(args.topic)} in {report.seconds:.1f} s"
+        )
+    else:
+        print("no valid conversation to publish", file=sys.stderr)
+    return 1 if bad or not convs else 0
 
 
 @_reaching_broker
@@ -252,7 +268,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", help="JSONL, one conversation per line (schemas.Conversation)")
     p.add_argument("--pace", type=float, default=0.0, help="seconds between turns of a conversation (live traffic)")
     p.add_argument("--topic", default=TURNS.name, help="target topic (default %(default)s)")
-    p.add_argument("--strict", action="store_true", help="exit 1 if any line was invalid")
+    p.add_argument(
+        "--strict", action="store_true", help="publish no turn at all if any line is invalid (all or nothing)"
+    )
     p.set_defaults(func=_cmd_publish)
 
     p = sub.add_parser("tail", help="print the records of one or more topics")

@@ -10,10 +10,11 @@ from pathlib import Path
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from schemas import Conversation, InvalidRecord, decode_conversation, encode
+from schemas import Conversation, DeadLetter, InvalidRecord, dead_letter, decode_conversation, encode
 
 from . import security
 from .broker import PROFILES, ProfileName, bootstrap_of
+from .settings import MAX_RECORD_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,18 +37,41 @@ class PublishReport:
     seconds: float = 0.0
 
 
-def load_conversations(path: Path) -> tuple[list[Conversation], list[str]]:
-    """Read a JSONL file of whole conversations; returns them and one reason per rejected line."""
+@dataclass(frozen=True, slots=True)
+class RejectedLine:
+    """A line of an input file that is not a valid conversation: its bytes, position and reason."""
+
+    path: Path
+    line: int
+    raw: bytes
+    error: InvalidRecord
+
+    def describe(self) -> str:
+        return f"{self.path}:{self.line}: {self.error.describe()}"
+
+    def dead_letter(self) -> DeadLetter:
+        """The same record ``attune evaluate`` writes for a rejected line (source = file, offset = line)."""
+        return dead_letter(self.raw, self.error, source=str(self.path), offset=self.line)
+
+
+def read_conversations(path: Path) -> tuple[list[Conversation], list[RejectedLine]]:
+    """Read a JSONL file of whole conversations; returns them and every rejected line, losslessly."""
     convs: list[Conversation] = []
-    bad: list[str] = []
+    bad: list[RejectedLine] = []
     for n, line in enumerate(path.read_bytes().splitlines(), start=1):
         if not line.strip():
             continue
         try:
             convs.append(decode_conversation(line))
         except InvalidRecord as exc:
-            bad.append(f"{path}:{n}: {exc.describe()}")
+            bad.append(RejectedLine(path, n, line, exc))
     return convs, bad
+
+
+def load_conversations(path: Path) -> tuple[list[Conversation], list[str]]:
+    """:func:`read_conversations` with one reason per rejected line (for callers that only report them)."""
+    convs, bad = read_conversations(path)
+    return convs, [b.describe() for b in bad]
 
 
 def schedule(conversations: Sequence[Conversation], pace: float = 0.0, stagger: float | None = None) -> list[Scheduled]:
@@ -72,6 +96,7 @@ def schedule(conversations: Sequence[Conversation], pace: float = 0.0, stagger: 
 def producer_for(bootstrap: str, profile: ProfileName) -> AIOKafkaProducer:
     prof = PROFILES[profile]
     kwargs: dict[str, object] = {"linger_ms": prof.linger_ms, "acks": 1, "enable_idempotence": False}
+    kwargs["max_request_size"] = MAX_RECORD_BYTES  # a dead letter of a maximal rejected line fits
     return AIOKafkaProducer(bootstrap_servers=bootstrap_of(bootstrap), **kwargs, **security.client_kwargs())
 
 

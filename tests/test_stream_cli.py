@@ -61,6 +61,53 @@ def test_publish_rejects_invalid_lines(broker, tmp_path) -> None:
     assert "turns" in res.stderr and "malformed JSON" in res.stderr
 
 
+def _tail_json(broker, topic: str, n: int) -> list[dict]:
+    res = _attune(
+        "tail", topic, "--broker", broker.url, "--json", "--from-beginning", "--max", str(n), "--idle-timeout", "5"
+    )
+    assert res.returncode == 0, res.stderr
+    return [orjson.loads(x) for x in res.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_every_invalid_line_of_publish_is_a_dead_letter(broker, tmp_path, strict: bool) -> None:
+    """Issue 14 part 5: as in ``evaluate``, a bad line is a dead letter with its bytes, line and reason, and the
+    exit code says so; the good lines are published (``--strict``: none are)."""
+    import base64
+
+    good = bundled_samples().read_bytes().splitlines()[:2]
+    bad = [b"not json", b'{"conversation_id": "x", "turns": []}', b'{"conversation_id": "y", "turns": [{"role": 1}]}']
+    lines = [good[0], bad[0], bad[1], good[1], b"", bad[2]]
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    res = _attune("publish", str(path), "--broker", broker.url, "--profile", "tansu", *(["--strict"] if strict else []))
+    assert res.returncode == 1, res.stderr
+    assert "3 invalid line(s) sent to attune.deadletter" in res.stderr
+    dead = _tail_json(broker, "deadletter", 3)
+    assert sorted(d["offset"] for d in dead) == [2, 3, 6] and {d["source"] for d in dead} == {str(path)}
+    assert sorted(base64.b64decode(d["payload_b64"]) for d in dead) == sorted(bad)
+    assert all(d["reason"] for d in dead)
+    turns = sum(len(orjson.loads(g)["turns"]) for g in good)
+    if strict:
+        assert "no turn published" in res.stderr
+        assert (
+            _attune("tail", "turns", "--broker", broker.url, "--json", "--from-beginning", "--idle-timeout", "3").stdout
+            == ""
+        )
+    else:
+        assert f"published {turns} turn events of 2 conversations" in res.stdout
+        assert len(_tail_json(broker, "turns", turns)) == turns
+
+
+def test_publish_says_when_the_broker_for_its_dead_letters_is_unreachable(tmp_path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n" * 25)
+    res = _attune("publish", str(bad), "--broker", "kafka://127.0.0.1:9", "--profile", "tansu")
+    assert res.returncode == 69, res.stderr  # the rejections must reach the dead-letter topic: never just stderr
+    assert sum("malformed JSON" in ln for ln in res.stderr.splitlines()) == 20
+    assert "5 more invalid line(s), not printed (25 in all)" in res.stderr
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -92,16 +139,6 @@ def test_tail_of_an_unknown_topic_names_the_known_ones(broker) -> None:
     assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
     assert "no topic alerts.safty" in res.stderr and "alerts.safety" in res.stderr and "deadletter" in res.stderr
     assert "alerts.safty" not in asyncio.run(broker_topics(broker.url))  # the check created nothing
-
-
-def test_publish_prints_the_first_skips_and_counts_the_rest(tmp_path) -> None:
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text("not json\n" * 25)
-    res = _attune("publish", str(bad), "--broker", "kafka://127.0.0.1:9", "--profile", "tansu")
-    assert res.returncode == 1  # nothing valid: no broker needed
-    lines = res.stderr.splitlines()
-    assert sum("malformed JSON" in ln for ln in lines) == 20
-    assert "5 more invalid line(s), not printed (25 in all)" in res.stderr
 
 
 @pytest.mark.parametrize("command", [["publish", str(bundled_samples())], ["tail", "turns"], ["worker"]])
