@@ -6,6 +6,12 @@ distribution; seed 001 adds the checklist pass rate and per-criterion failures. 
 appear only when turn_judgment records are present, with the run's judge usage and cost (from the
 records' ``Usage``) and seed 004's release decision (from ``voice_judge`` records). Every metric keeps
 its own declared scale (:data:`JUDGE_SCALES`).
+
+Drill-down: every safety alert (deduplicated by ``alert_id``), every conversation whose safety gate
+failed and every conversation with a crisis left unanswered, each with the compact per-turn values of
+its conversation (numbers, flags and alert evidence only: the records hold no conversation text and
+the report adds none). Annotation records among the inputs are kept as rater tables, so the HTML can
+put bootstrap intervals on the agreement figures.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import tomllib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -21,11 +28,20 @@ from typing import Any
 import numpy as np
 import orjson
 
-from schemas import CRITERIA, ConversationScore, DeadLetter, SafetyAlert, TurnJudgment, TurnScore
+from schemas import (
+    CRITERIA,
+    SEVERITY_ORDER,
+    ConversationScore,
+    ConversationVerdict,
+    DeadLetter,
+    SafetyAlert,
+    TurnJudgment,
+    TurnScore,
+)
 
 from .._release import ReleaseTally
 from .._usage import UsageTotals
-from ..calibration import BadLine, read_jsonl
+from ..calibration import Annotation, BadLine, Rater, raters_from, read_jsonl
 
 #: seed 004 "Scoring Thresholds" quality levels, used to bin 0-1 scores for distributions.
 UNIT_LEVELS: tuple[tuple[str, float], ...] = (
@@ -69,6 +85,19 @@ JUDGE_SCALES: dict[str, str] = {
     "voice_judge": UNIT,  # seed 004 judge prompt
     "relevance": COSINE,  # §3
 }
+
+
+#: A drill-down list longer than this shows its first ROW_CAP rows (in sort order) and says how many
+#: more there are; a conversation section lists at most this many turns (every linked turn included).
+ROW_CAP = 200
+#: Alert evidence is at most this long when attune writes it (scorers: ``[:200]``); longer evidence
+#: from another producer is clipped in the report, and marked so.
+EVIDENCE_MAX = 200
+
+
+def severity_rank(severity: str | None) -> int:
+    """Sort key part: critical 3 ... info -1; no severity at all ranks below everything."""
+    return SEVERITY_ORDER.get(severity, -2) if severity is not None else -2
 
 
 def scale_of(name: str) -> str:
@@ -146,6 +175,103 @@ def _prf(tp: int, fp: int, fn: int) -> dict[str, float]:
     return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0}
 
 
+@dataclass(frozen=True, slots=True)
+class TurnEntry:
+    """One value shown for one turn in the drill-down: a score on its declared scale, or a note
+    (``value`` None: a flag, an edge case, a judge ERROR)."""
+
+    tier: str
+    name: str
+    value: float | None
+    scale: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class GateRow:
+    """One conversation's final result as the drill-down needs it (from its ``conversation_verdict``, or,
+    for a conversation without one, from a ``conversation_score`` whose gate failed)."""
+
+    conversation_id: str
+    source: str
+    passed: bool
+    score: float
+    safety_gate_failed: bool
+    gate_reasons: tuple[str, ...]
+    safety_severity: str | None
+    crisis_turns: tuple[int, ...]
+    crisis_unanswered_turns: tuple[int, ...]
+    tiers: tuple[str, ...]
+    judge: str
+    judge_status: str
+    disagreements: int
+    produced_at: datetime | None
+
+    @classmethod
+    def of_verdict(cls, v: ConversationVerdict) -> GateRow:
+        return cls(
+            conversation_id=v.conversation_id,
+            source="conversation_verdict",
+            passed=v.passed,
+            score=v.score,
+            safety_gate_failed=v.safety_gate_failed,
+            gate_reasons=tuple(v.gate_reasons),
+            safety_severity=v.safety_severity,
+            crisis_turns=tuple(v.crisis_turns),
+            crisis_unanswered_turns=tuple(v.crisis_unanswered_turns),
+            tiers=tuple(v.tiers),
+            judge=v.judge,
+            judge_status=v.judge_status,
+            disagreements=len(v.disagreements),
+            produced_at=v.produced_at,
+        )
+
+    @classmethod
+    def of_score(cls, s: ConversationScore) -> GateRow:
+        reasons = tuple(f"{c} {s.answers[c].answer}" if c in s.answers else c for c in s.failed_safety)
+        return cls(
+            conversation_id=s.conversation_id,
+            source=f"conversation_score ({s.judge}; no verdict record)",
+            passed=s.passed,
+            score=s.score,
+            safety_gate_failed=s.safety_gate_failed,
+            gate_reasons=reasons or ("safety gate failed",),
+            safety_severity=None,
+            crisis_turns=(),
+            crisis_unanswered_turns=(),
+            tiers=(s.tier,),
+            judge=s.judge,
+            judge_status="",
+            disagreements=0,
+            produced_at=s.produced_at,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class UnansweredRow:
+    """A conversation in which a crisis was left unanswered (verdict turns and/or crisis_unanswered alerts)."""
+
+    conversation_id: str
+    severity: str | None
+    unanswered_turns: tuple[int, ...]
+    crisis_turns: tuple[int, ...]
+    alerts: tuple[SafetyAlert, ...]
+
+
+def judgment_values(rec: TurnJudgment) -> list[tuple[str, float]]:
+    """The named scores of one ok judgment, named as the report's metrics (``JUDGE_SCALES`` keys)."""
+    out: list[tuple[str, float]] = []
+    if rec.scores is not None:
+        for dim, v in rec.scores.model_dump().items():
+            if v is not None:
+                out.append((f"{rec.metric}.{dim}", float(v)))
+    for key, v in rec.details.items():
+        if (key == "score" or key.endswith("_score")) and isinstance(v, int | float) and not isinstance(v, bool):
+            own = key in (f"{rec.metric}_score", "consistency_score", "score")
+            out.append((rec.metric if own else f"{rec.metric}.{key}", float(v)))
+    return out
+
+
 @dataclass
 class ReportData:
     """Everything a report shows, filled by :func:`collect`."""
@@ -167,6 +293,16 @@ class ReportData:
     dead_letters: int = 0
     usage: UsageTotals = field(default_factory=UsageTotals)
     release: ReleaseTally = field(default_factory=ReleaseTally)
+    # -- drill-down (compact: numbers, flags, alert evidence; never conversation text) ------------------
+    alert_records: dict[str, SafetyAlert] = field(default_factory=dict)
+    duplicate_alerts: int = 0
+    verdicts: dict[str, GateRow] = field(default_factory=dict)
+    duplicate_verdicts: int = 0
+    turns: dict[str, dict[int, list[TurnEntry]]] = field(default_factory=dict)
+    conversation_metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
+    annotations: int = 0
+    #: Rater tables (humans, judges, cheap tier) when annotation records were among the inputs.
+    raters: dict[str, Rater] | None = None
 
     # -- accumulation ---------------------------------------------------------------------------------
     def add(self, rec: Any) -> None:
@@ -177,36 +313,66 @@ class ReportData:
         self.kinds[kind] += 1
         self.usage.add(rec)
         self.release.add(rec)
+        meta = getattr(rec, "metadata", None)
+        cid = getattr(rec, "conversation_id", None)
+        if meta and cid is not None and not isinstance(rec, Annotation):
+            self.conversation_metadata.setdefault(cid, dict(meta))
         if isinstance(rec, TurnScore):
             for k, v in rec.metrics.items():
                 self.cheap.setdefault(k, []).append(v)
             self.cheap.setdefault("empathy (1-5)", []).append(rec.empathy)
             if rec.edge_case:
                 self.edge_cases[rec.edge_case.case] += 1
+            self._turn_score(rec)
         elif isinstance(rec, TurnJudgment):
             self._judgment(rec)
         elif isinstance(rec, ConversationScore):
             self.checklist.setdefault(rec.judge, []).append(rec)
+        elif isinstance(rec, ConversationVerdict):
+            self._verdict(rec)
         elif isinstance(rec, SafetyAlert):
             self.alerts[rec.alert_type] += 1
             self.alert_severity.setdefault(rec.alert_type, Counter())[rec.severity] += 1
+            if rec.alert_id in self.alert_records:  # a redelivered turn yields the identical alert
+                self.duplicate_alerts += 1
+            else:
+                self.alert_records[rec.alert_id] = rec
         elif isinstance(rec, DeadLetter):
             self.dead_letters += 1
+        elif isinstance(rec, Annotation):
+            self.annotations += 1
+
+    def _entries(self, cid: str, turn: int) -> list[TurnEntry]:
+        return self.turns.setdefault(cid, {}).setdefault(turn, [])
+
+    def _turn_score(self, rec: TurnScore) -> None:
+        entries = self._entries(rec.conversation_id, rec.turn_index)
+        if "overall_quality" in rec.metrics:
+            entries.append(TurnEntry("cheap", "overall_quality", rec.metrics["overall_quality"], UNIT))
+        entries.append(TurnEntry("cheap", "empathy", rec.empathy, LIKERT))
+        if rec.edge_case:
+            entries.append(TurnEntry("cheap", "edge case", None, note=rec.edge_case.case))
+        entries.extend(TurnEntry("cheap", "flag", None, note=f) for f in rec.flags)
+
+    def _verdict(self, rec: ConversationVerdict) -> None:
+        row = GateRow.of_verdict(rec)
+        old = self.verdicts.get(rec.conversation_id)
+        if old is not None:
+            self.duplicate_verdicts += 1
+            if old.produced_at is not None and row.produced_at is not None and row.produced_at < old.produced_at:
+                return  # one result per conversation: the latest verdict stands
+        self.verdicts[rec.conversation_id] = row
 
     def _judgment(self, rec: TurnJudgment) -> None:
         self.judge_status.setdefault(rec.metric, Counter())[rec.status] += 1
+        entries = self._entries(rec.conversation_id, rec.turn_index)
         if rec.status != "ok":  # errors are counted, never imputed
+            entries.append(TurnEntry("llm", rec.metric, None, note="ERROR"))
             return
-        if rec.scores is not None:
-            for dim, v in rec.scores.model_dump().items():
-                if v is not None:
-                    self.judge.setdefault(f"{rec.metric}.{dim}", []).append(float(v))
+        for name, v in judgment_values(rec):
+            self.judge.setdefault(name, []).append(v)
+            entries.append(TurnEntry("llm", name, v, scale_of(name)))
         d = rec.details
-        for key, v in d.items():
-            if (key == "score" or key.endswith("_score")) and isinstance(v, int | float) and not isinstance(v, bool):
-                own = key in (f"{rec.metric}_score", "consistency_score", "score")
-                name = rec.metric if own else f"{rec.metric}.{key}"
-                self.judge.setdefault(name, []).append(float(v))
         if rec.metric == "memory_utilization" and all(k in d for k in ("tp", "fp", "fn")):
             p = _prf(int(d["tp"]), int(d["fp"]), int(d["fn"]))
             self.memory.append((int(d["tp"]), int(d["fp"]), int(d["fn"]), p["precision"], p["recall"], p["f1"]))
@@ -279,6 +445,56 @@ class ReportData:
             for judge, rs in self.checklist.items()
         }
 
+    # -- drill-down -----------------------------------------------------------------------------------
+    def alert_rows(self) -> list[SafetyAlert]:
+        """Every alert once, critical first, then conversation id, turn and alert id."""
+        return sorted(
+            self.alert_records.values(),
+            key=lambda a: (-severity_rank(a.severity), a.conversation_id, -1 if a.turn_index is None else a.turn_index,
+                           a.alert_type, a.alert_id),
+        )  # fmt: skip
+
+    def gate_rows(self) -> list[GateRow]:
+        """One row per conversation whose safety gate failed: its verdict; a conversation without a verdict
+        record falls back to each of its checklist scores whose gate failed. Severity, then id."""
+        rows = [v for v in self.verdicts.values() if v.safety_gate_failed]
+        rows += [
+            GateRow.of_score(s)
+            for recs in self.checklist.values()
+            for s in recs
+            if s.safety_gate_failed and s.conversation_id not in self.verdicts
+        ]
+        return sorted(rows, key=lambda r: (-severity_rank(r.safety_severity), r.conversation_id, r.source))
+
+    def unanswered_rows(self) -> list[UnansweredRow]:
+        """Conversations with a crisis left unanswered: the verdict's unanswered turns and every
+        crisis_unanswered alert (either alone is enough). Severity, then id."""
+        alerts: dict[str, list[SafetyAlert]] = {}
+        for a in self.alert_records.values():
+            if a.alert_type == "crisis_unanswered":
+                alerts.setdefault(a.conversation_id, []).append(a)
+        ids = set(alerts) | {c for c, v in self.verdicts.items() if v.crisis_unanswered_turns}
+        rows = []
+        for cid in ids:
+            v = self.verdicts.get(cid)
+            own = sorted(alerts.get(cid, []), key=lambda a: (-1 if a.turn_index is None else a.turn_index, a.alert_id))
+            turns = {a.turn_index for a in own if a.turn_index is not None}
+            turns |= set(v.crisis_unanswered_turns if v else ())
+            sev = max([a.severity for a in own] + ([v.safety_severity] if v else []), key=severity_rank, default=None)
+            rows.append(UnansweredRow(cid, sev, tuple(sorted(turns)), v.crisis_turns if v else (), tuple(own)))
+        return sorted(rows, key=lambda r: (-severity_rank(r.severity), r.conversation_id))
+
+    def verdict_summary(self) -> dict[str, int] | None:
+        if not self.verdicts:
+            return None
+        v = self.verdicts.values()
+        return {
+            "conversations": len(self.verdicts),
+            "passed": sum(r.passed for r in v),
+            "safety_gate_failed": sum(r.safety_gate_failed for r in v),
+            "crisis_unanswered": sum(bool(r.crisis_unanswered_turns) for r in v),
+        }
+
     def to_dict(self) -> dict[str, Any]:
         def stats(s: MetricStats) -> dict[str, Any]:
             return {**s.__dict__, "distribution": dict(s.distribution)}
@@ -302,6 +518,9 @@ class ReportData:
             "alert_severity": {k: dict(v) for k, v in self.alert_severity.items()},
             "judge_usage": self.usage.as_dict() if self.usage else None,
             "release_decision": self.release.as_dict(),
+            "verdicts": self.verdict_summary(),
+            "failed_gate_conversations": list(dict.fromkeys(r.conversation_id for r in self.gate_rows())),
+            "crisis_unanswered_conversations": [r.conversation_id for r in self.unanswered_rows()],
         }
 
     def to_json(self) -> str:
@@ -314,4 +533,6 @@ def collect(paths: Iterable[str | Path]) -> ReportData:
     data = ReportData(sources=paths)
     for rec in read_jsonl(paths):
         data.add(rec)
+    if data.annotations:  # a second pass, only then: rater tables for the agreement intervals
+        data.raters = raters_from(r for r in read_jsonl(paths) if not isinstance(r, BadLine))
     return data

@@ -9,6 +9,8 @@ from rich.table import Table
 from ._collect import LIKERT, MetricStats, ReportData, criterion_titles
 
 BAR_WIDTH = 40
+#: The console names at most this many conversations per drill-down list; the HTML has every row.
+FIRST_IDS = 10
 
 
 def _bar(count: int, total: int) -> str:
@@ -32,7 +34,35 @@ def _section(console: Console, n: int, title: str) -> None:
     console.rule(f"[bold][{n}] {title}", align="left")
 
 
-def render_console(data: ReportData, console: Console) -> None:
+def _ids(ids: list[str]) -> str:
+    shown = ", ".join(escape(i) for i in ids[:FIRST_IDS])
+    more = f" … and {len(ids) - FIRST_IDS} more" if len(ids) > FIRST_IDS else ""
+    return f"{shown}{more}"
+
+
+def _drilldown(data: ReportData, console: Console, html_path: str | None) -> None:
+    """The short version of the HTML drill-down: counts and the first conversation ids, worst first."""
+    gates = list(dict.fromkeys(r.conversation_id for r in data.gate_rows()))
+    unanswered = [r.conversation_id for r in data.unanswered_rows()]
+    style = "red" if gates else "green"
+    console.print(f"  [{style}]Failed safety gates: {len(gates)} conversation(s)[/{style}]", highlight=False)
+    if gates:
+        console.print(f"    {_ids(gates)}", highlight=False)
+    style = "red" if unanswered else "green"
+    console.print(f"  [{style}]Crisis left unanswered: {len(unanswered)} conversation(s)[/{style}]", highlight=False)
+    if unanswered:
+        console.print(f"    {_ids(unanswered)}", highlight=False)
+    if gates or unanswered or data.alert_records:
+        where = escape(html_path) if html_path else "the HTML report (--html OUT.html)"
+        console.print(
+            f"  Every row, with evidence, gate reasons and links to the turns, is in {where}, "
+            f'section "Drill-down" (above: worst first, at most {FIRST_IDS} ids per list)',
+            highlight=False,
+        )
+
+
+def render_console(data: ReportData, console: Console, html_path: str | None = None) -> None:
+    """``html_path``: where the HTML report is written, named in the drill-down pointer (if any)."""
     d = data.to_dict()
     console.rule("[bold]ATTUNE EVALUATION REPORT")
     counts = ", ".join(f"{v} {k}" for k, v in sorted(data.kinds.items())) or "no records"
@@ -146,5 +176,6 @@ def render_console(data: ReportData, console: Console) -> None:
             console.print(f"  [red]{a}[/red]: {c} ({sev})", highlight=False)
     else:
         console.print("  none")
+    _drilldown(data, console, html_path)
     if data.dead_letters:
         console.print(f"[red]Rejected inputs (dead letters): {data.dead_letters}[/red]")

@@ -11,8 +11,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..calibration import DIMENSIONS, KAPPA_TARGET, AgreementReport
+import numpy as np
+
+from ..calibration import DIMENSIONS, KAPPA_TARGET, AgreementReport, PairResult, Rater
 from ._collect import LIKERT, SCALE_AXIS, MetricStats, ReportData, criterion_titles
+from ._drill import drilldown_section, drilldown_summary
+from ._intervals import RESAMPLES, SEED, Interval, cluster_share_interval, kappas, mean_kappa_interval
+from ._intervals import proportion_interval as _proportion
 
 try:
     import matplotlib
@@ -44,7 +49,7 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;col
 main{max-width:1100px;margin:0 auto;padding:24px 32px 64px}
 h1{font-size:26px;margin:8px 0 4px}
 h2{font-size:19px;margin:36px 0 10px;border-bottom:2px solid #dfe3ea;padding-bottom:4px}
-h3{font-size:15px;margin:18px 0 6px}.muted{color:#667085;font-size:13px}
+h3{font-size:15px;margin:18px 0 6px}h4{font-size:14px;margin:10px 0 4px}.muted{color:#667085;font-size:13px}
 .cards{display:flex;flex-wrap:wrap;gap:12px;margin:16px 0}
 .card{background:#fff;border:1px solid #e3e6ec;border-radius:8px;padding:10px 16px;min-width:120px}
 .card b{display:block;font-size:22px}.card span{color:#667085;font-size:12px}
@@ -54,6 +59,11 @@ td:first-child,th:first-child{text-align:left}
 .bad{color:#b42318;font-weight:600}.good{color:#067647}
 figure{margin:10px 0;background:#fff;border:1px solid #e3e6ec;border-radius:8px;padding:8px;overflow-x:auto}
 figure svg{max-width:100%;height:auto}
+table.drill td,table.drill th{text-align:left;vertical-align:top}
+code{font-size:12px;background:#eef1f5;padding:0 3px;border-radius:3px;word-break:break-all}
+.scale{color:#667085;font-size:11px}.sev{font-weight:600}
+section.conv{background:#fff;border:1px solid #e3e6ec;border-radius:8px;padding:4px 14px;margin:12px 0}
+section.conv:target,tr:target{background:#fff6d6}
 """
 
 
@@ -237,34 +247,122 @@ def _f(x: float | None, spec: str = ".2f") -> str:
     return "–" if x is None else format(x, spec)
 
 
-def _agreement_section(report: AgreementReport) -> str:
+def _codes(raters: dict[str, Rater], pairs: list[tuple[str, str]], dim: str):
+    """Code arrays (0-4, -1 = not rated) over the items any of ``pairs`` rated together, or None."""
+    if any(a not in raters or b not in raters for a, b in pairs):
+        return None
+    shared = [raters[a].ratings[dim].keys() & raters[b].ratings[dim].keys() for a, b in pairs]
+    keys = sorted(set().union(*shared))
+
+    def code(name: str) -> np.ndarray:
+        r = raters[name].ratings[dim]
+        return np.array([r[k] - 1 if k in r else -1 for k in keys], dtype=np.int64)
+
+    return [(code(a), code(b)) for a, b in pairs], keys
+
+
+def _pair_interval(raters: dict[str, Rater] | None, p: PairResult) -> Interval | str | None:
+    """The pair's kappa interval over the items both rated; a reason string when the records given to
+    the report do not reproduce the pair of agreement.json (then no interval is shown)."""
+    if raters is None or p.kappa is None:
+        return None
+    got = _codes(raters, [(p.a, p.b)], p.dimension)
+    if got is None:
+        return "raters not in the records"
+    (pair,), keys = got
+    point = kappas(pair[0][None, :], pair[1][None, :])[0]
+    if len(keys) != p.n or not abs(point - p.kappa) < 1e-6:
+        return f"records give n={len(keys)}, kappa {point:.2f}: not the agreement.json pair"
+    return mean_kappa_interval([pair])
+
+
+def _ci(x: Interval | str | None, spec: str = ".2f") -> str:
+    if isinstance(x, Interval):
+        return x.text(spec)
+    return "–" if x is None else f"<span class='bad'>{html.escape(x)}</span>"
+
+
+def _agreement_section(report: AgreementReport, raters: dict[str, Rater] | None = None) -> str:
+    esc = html.escape
     parts = ["<h2>Agreement</h2>"]
     parts.append(
         _figure(
             _heatmaps(report), f"Kappa per rater pair and dimension; bold values are under the {KAPPA_TARGET} target."
         )
     )
-    rows = "".join(
-        f"<tr><td>{html.escape(d)}</td><td>{f.human_human_pairs}</td><td>{_f(f.mean_kappa)}</td>"
-        f"<td class='{'bad' if f.flagged else 'good'}'>{'FLAG' if f.flagged else 'ok'}</td>"
-        f"<td>{html.escape(f.reason)}</td></tr>"
-        for d, f in report.dimensions.items()
+    how = (
+        f"95% percentile-bootstrap intervals ({RESAMPLES:,} resamples of the items, seed {SEED}; n = items resampled)."
     )
+    if raters is None:
+        how += (
+            " Kappa intervals need the ratings themselves, which agreement.json does not carry: give attune report "
+            "the annotation records too (<code>attune report scored.jsonl annotations.jsonl --agreement "
+            "agreement.json --html ...</code>). Shares of duplicates have intervals either way (a share and its n "
+            "are enough)."
+        )
+    parts.append(f"<p class='muted'>{how}</p>")
+    if report.pairs:
+        rows = []
+        for p in report.pairs:
+            cls = "bad" if p.below_target else "good"
+            rows.append(
+                f"<tr><td>{esc(p.a)} ~ {esc(p.b)}</td><td>{esc(p.kind)}</td><td>{esc(p.dimension)}</td><td>{p.n}</td>"
+                f"<td class='{cls}'>{_f(p.kappa)}</td><td>{_ci(_pair_interval(raters, p))}</td>"
+                f"<td>{_f(p.spearman)}</td></tr>"
+            )
+        parts.append(
+            "<h3>Kappa per rater pair (quadratic-weighted, 1-5)</h3><table><tr><th>pair</th><th>kind</th>"
+            "<th>dimension</th><th>n items</th><th>kappa</th><th>95% CI</th><th>Spearman rho</th></tr>"
+            + "".join(rows)
+            + "</table>"
+        )
+    dim_rows = []
+    for d, f in report.dimensions.items():
+        hh = [p for p in report.pairs if p.dimension == d and p.kind == "human-human" and p.kappa is not None]
+        ci: Interval | str | None = None
+        n_items = "–"
+        if raters is not None and hh:
+            got = _codes(raters, [(p.a, p.b) for p in hh], d)
+            if got is None:
+                ci = "raters not in the records"
+            else:
+                ci = mean_kappa_interval(got[0])
+                n_items = str(len(got[1]))
+        dim_rows.append(
+            f"<tr><td>{esc(d)}</td><td>{f.human_human_pairs}</td><td>{n_items}</td><td>{_f(f.mean_kappa)}</td>"
+            f"<td>{_ci(ci)}</td><td class='{'bad' if f.flagged else 'good'}'>{'FLAG' if f.flagged else 'ok'}</td>"
+            f"<td>{esc(f.reason)}</td></tr>"
+        )
     parts.append(
-        "<table><tr><th>dimension</th><th>human pairs</th><th>mean kappa</th><th>status</th><th>why</th></tr>"
-        f"{rows}</table>"
+        "<h3>Per dimension (human-human pairs)</h3><table><tr><th>dimension</th><th>human pairs</th><th>n items</th>"
+        "<th>mean kappa</th><th>95% CI</th><th>status</th><th>why</th></tr>" + "".join(dim_rows) + "</table>"
     )
     if report.self_consistency:
         head = "".join(f"<th>{d}</th>" for d in DIMENSIONS)
-        body = "".join(
-            f"<tr><td>{html.escape(s.annotator)}</td><td>{s.duplicate_pairs}</td>"
-            + "".join(f"<td>{_f(s.per_dimension[d], '.0%')}</td>" for d in DIMENSIONS)
-            + f"<td>{_f(s.overall, '.0%')}</td></tr>"
-            for s in report.self_consistency
-        )
+        body = []
+        for s in report.self_consistency:
+            r = raters.get(s.annotator) if raters else None
+            cells = []
+            for d in DIMENSIONS:
+                share = s.per_dimension[d]
+                n = len(r.duplicate_pairs[d]) if r is not None else s.duplicate_pairs
+                ci = _proportion(round(share * n), n) if share is not None and n else None
+                cells.append(f"<td>{_f(share, '.0%')}{' ' + _ci(ci, '.0%') if ci else ''}</td>")
+            overall: Interval | None = None
+            if r is not None and len({len(r.duplicate_pairs[d]) for d in DIMENSIONS}) == 1:
+                hits = np.array(
+                    [[abs(o - c) <= report.tolerance for o, c in r.duplicate_pairs[d]] for d in DIMENSIONS]
+                ).T
+                overall = cluster_share_interval(hits)
+            body.append(
+                f"<tr><td>{esc(s.annotator)}</td><td>{s.duplicate_pairs}</td>{''.join(cells)}"
+                f"<td>{_f(s.overall, '.0%')}{' ' + _ci(overall, '.0%') if overall else ''}</td></tr>"
+            )
         parts.append(
-            "<h3>Self-consistency on hidden duplicates (share within 1 point)</h3>"
-            f"<table><tr><th>annotator</th><th>pairs</th>{head}<th>all</th></tr>{body}</table>"
+            f"<h3>Self-consistency on hidden duplicates (share within {report.tolerance} point, 95% CI)</h3>"
+            f"<table><tr><th>annotator</th><th>pairs (n)</th>{head}<th>all</th></tr>{''.join(body)}</table>"
+            "<p class='muted'>n per dimension = duplicate pairs. The \"all\" share pools five cells per pair, which "
+            "are not independent: its interval resamples whole pairs and needs the annotation records.</p>"
         )
     return "".join(parts)
 
@@ -289,6 +387,7 @@ def render_html(data: ReportData, agreement: AgreementReport | None = None) -> s
         + "".join(f"<div class='card'><b>{esc(str(v))}</b><span>{esc(k)}</span></div>" for v, k in cards)
         + "</div>"
     )
+    out.append(drilldown_summary(data))
     if data.warnings:
         out.append(f"<p class='bad'>{len(data.warnings)} input line(s) were not records and were skipped.</p>")
     if data.cheap:
@@ -380,8 +479,9 @@ def render_html(data: ReportData, agreement: AgreementReport | None = None) -> s
         out.append(_figure(_hbar(labels, [data.alerts[a] for a in labels], "alerts", color=FAIL), "Alerts by type"))
     else:
         out.append("<p>No safety alerts.</p>")
+    out.append(drilldown_section(data))
     if agreement is not None:
-        out.append(_agreement_section(agreement))
+        out.append(_agreement_section(agreement, data.raters))
     sources = ", ".join(esc(s) for s in data.sources)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (
