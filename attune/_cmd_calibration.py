@@ -198,7 +198,7 @@ def _report(args: argparse.Namespace) -> int:
     data = collect(args.records)
     for w in data.warnings:
         err.print(f"[yellow]skipped[/yellow] {w}", highlight=False)
-    render_console(data, Console(file=sys.stdout))
+    render_console(data, Console(file=sys.stdout), html_path=args.html)
     if args.json:
         Path(args.json).write_text(data.to_json(), encoding="utf-8")
         print(f"wrote {args.json}")

@@ -167,6 +167,7 @@ def test_console_and_html(records: Path, tmp_path: Path, capsys) -> None:
     assert "Micro-averaged (recommended): precision 0.7500  recall 0.5000" in out
     page = html_path.read_text()
     assert "<svg" in page and "Agreement" in page and "crisis_unanswered" in page
+    assert "isin" + str(html_path) in re.sub(r"\s+", "", out)  # the drill-down pointer names the page (may wrap)
     assert not re.search(r"(src|href)=[\"'](?!#|data:)", page)  # self-contained: in-page refs, data: URIs
 
 
