@@ -20,11 +20,11 @@ from attune import _cmd_calibration
 from attune._release import ReleaseTally
 from attune._usage import UsageTotals
 from attune.calibration import DIMENSIONS, Annotation, compute_agreement, raters_from, weighted_kappa
+from attune.calibration._intervals import kappas
 from attune.report import HAVE_MPL, collect, load_agreement, metric_stats, render_console, render_html
 from attune.report._collect import JUDGE_SCALES, ROW_CAP, SCALE_RANGE, UNIT_LEVELS
 from attune.report._drill import anchor
 from attune.report._html import _distribution_figure
-from attune.report._intervals import kappas
 from schemas import (
     ConversationVerdict,
     RubricRef,
@@ -538,10 +538,28 @@ def test_agreement_figures_carry_bootstrap_intervals_with_n(tmp_path: Path, reco
         assert cells[2] == "40" and re.fullmatch(r"\[[\d.]+, [\d.]+\]", cells[4])
     sc = row_with(with_items, "<tr><td>a1</td><td>12</td>")
     assert len(re.findall(r"\d+% \[\d+%, \d+%\]", sc)) == 6  # five dimensions and "all" (pairs resampled)
-    # Without the annotation records a kappa has no interval (agreement.json holds no ratings): said, not faked.
+    # Without the annotation records: agreement.json's own intervals (attune agreement computed them, same seed).
     only_json = render_html(collect([records]), load_agreement(agreement))
-    assert "Kappa intervals need the ratings themselves" in only_json
-    row = row_with(only_json, "<td>a1 ~ a2</td><td>human-human</td><td>emotion</td>")
+    for p in report.pairs:
+        key = f"<td>{p.a} ~ {p.b}</td><td>{p.kind}</td><td>{p.dimension}</td>"
+        ci_json, ci_ratings = (
+            re.findall(r"<td[^>]*>([^<]*)</td>", row_with(page, key))[5] for page in (only_json, with_items)
+        )
+        assert ci_json == ci_ratings != "–"  # the same interval as from the ratings
+    for d in DIMENSIONS:
+        cells = re.findall(r"<td[^>]*>([^<]*)</td>", row_with(only_json, f"<tr><td>{d}</td><td>3</td>"))
+        assert cells[2] == "40" and re.fullmatch(r"\[[\d.]+, [\d.]+\]", cells[4])
+    # An agreement.json of an older attune (no intervals): said, not faked.
+    old = json.loads(agreement.read_text())
+    for pair in old["pairs"]:
+        pair.pop("kappa_ci")
+    for dim in old["dimensions"].values():
+        dim.pop("mean_kappa_ci"), dim.pop("mean_kappa_items")
+    old_file = tmp_path / "old-agreement.json"
+    old_file.write_text(json.dumps(old))
+    old_page = render_html(collect([records]), load_agreement(old_file))
+    assert "has no kappa intervals" in old_page
+    row = row_with(old_page, "<td>a1 ~ a2</td><td>human-human</td><td>emotion</td>")
     assert re.findall(r"<td[^>]*>([^<]*)</td>", row)[5] == "–"
     sc = row_with(only_json, "<tr><td>a1</td><td>12</td>")
     assert len(re.findall(r"\d+% \[\d+%, \d+%\]", sc)) == 5  # shares need only k and n; "all" does not

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from itertools import combinations
 
+import numpy as np
 from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.table import Table
 
+from ._intervals import Interval, mean_kappa_interval
 from ._models import DIMENSIONS, KAPPA_TARGET, SELF_CONSISTENCY_TOLERANCE
 from ._raters import Rater
 from ._stats import share_within, spearman, weighted_kappa
@@ -31,6 +33,9 @@ class PairResult(BaseModel):
     dimension: str
     n: int
     kappa: float | None = Field(description="Quadratic-weighted Cohen's kappa on the 1-5 scale.")
+    kappa_ci: tuple[float, float] | None = Field(
+        default=None, description="95% percentile-bootstrap interval of kappa over the n items (None: undefined)."
+    )
     spearman: float | None
     spearman_p: float | None
     exact: float | None
@@ -48,6 +53,10 @@ class SelfConsistency(BaseModel):
 class DimensionFlag(BaseModel):
     human_human_pairs: int
     mean_kappa: float | None
+    mean_kappa_ci: tuple[float, float] | None = Field(
+        default=None, description="95% bootstrap interval of the mean human-human kappa (items resampled jointly)."
+    )
+    mean_kappa_items: int | None = Field(default=None, description="Items that interval resampled.")
     min_kappa: float | None
     flagged: bool
     reason: str
@@ -74,6 +83,8 @@ def _pair(a: Rater, b: Rater, dim: str) -> PairResult:
     y = [rb[k] for k in keys]
     kappa = weighted_kappa(x, y, labels=LIKERT)
     rho, p = spearman(x, y)
+    codes = (np.array(x, dtype=np.int64) - 1, np.array(y, dtype=np.int64) - 1)
+    ci = mean_kappa_interval([codes]) if kappa is not None else None
     return PairResult(
         a=a.name,
         b=b.name,
@@ -81,6 +92,7 @@ def _pair(a: Rater, b: Rater, dim: str) -> PairResult:
         dimension=dim,
         n=len(keys),
         kappa=kappa,
+        kappa_ci=(round(ci.low, 4), round(ci.high, 4)) if ci else None,
         spearman=rho,
         spearman_p=p,
         exact=share_within(x, y, 0),
@@ -106,15 +118,33 @@ def _self_consistency(r: Rater) -> SelfConsistency:
     )
 
 
-def _flag(dim: str, pairs: list[PairResult]) -> DimensionFlag:
+def _mean_kappa_ci(raters: Mapping[str, Rater], hh: list[PairResult], dim: str) -> tuple[Interval | None, int]:
+    """The mean human-human kappa's interval: every item any of the pairs rated, resampled jointly (a rater
+    who did not rate an item codes it -1), so pairs that share items move together."""
+    defined = [p for p in hh if p.kappa is not None]
+    if not defined:
+        return None, 0
+    keys = sorted(set().union(*(raters[p.a].ratings[dim].keys() & raters[p.b].ratings[dim].keys() for p in defined)))
+
+    def code(name: str) -> np.ndarray:
+        r = raters[name].ratings[dim]
+        return np.array([r[k] - 1 if k in r else -1 for k in keys], dtype=np.int64)
+
+    return mean_kappa_interval([(code(p.a), code(p.b)) for p in defined]), len(keys)
+
+
+def _flag(dim: str, pairs: list[PairResult], raters: Mapping[str, Rater]) -> DimensionFlag:
     hh = [p for p in pairs if p.dimension == dim and p.kind == "human-human"]
     kappas = [p.kappa for p in hh if p.kappa is not None]
     if not hh:
         return DimensionFlag(human_human_pairs=0, mean_kappa=None, min_kappa=None, flagged=True, reason="no two humans")
     below = [f"{p.a}/{p.b}" for p in hh if p.below_target]
+    ci, n_items = _mean_kappa_ci(raters, hh, dim)
     return DimensionFlag(
         human_human_pairs=len(hh),
         mean_kappa=sum(kappas) / len(kappas) if kappas else None,
+        mean_kappa_ci=(round(ci.low, 4), round(ci.high, 4)) if ci else None,
+        mean_kappa_items=n_items or None,
         min_kappa=min(kappas) if kappas else None,
         flagged=bool(below),
         reason=f"kappa < {KAPPA_TARGET}: {', '.join(below)}" if below else "meets target",
@@ -130,7 +160,7 @@ def compute_agreement(raters: Mapping[str, Rater]) -> AgreementReport:
         raters=[RaterInfo(name=r.name, kind=r.kind, items=r.items, excluded_errors=r.errors) for r in ordered],
         pairs=pairs,
         self_consistency=[_self_consistency(r) for r in ordered if r.kind == "human"],
-        dimensions={d: _flag(d, pairs) for d in DIMENSIONS},
+        dimensions={d: _flag(d, pairs, raters) for d in DIMENSIONS},
     )
 
 
@@ -148,7 +178,8 @@ def render_agreement(report: AgreementReport, console: Console) -> None:
     console.print(f"[bold]Raters:[/bold] {raters or 'none'}")
     if report.pairs:
         t = Table(
-            title=f"Agreement per dimension: quadratic-weighted kappa / Spearman rho (n); red = kappa < {KAPPA_TARGET}",
+            title=f"Agreement per dimension: quadratic-weighted kappa [95% bootstrap CI] / Spearman rho (n); "
+            f"red = kappa < {KAPPA_TARGET}",
             title_justify="left",
         )
         t.add_column("pair")
@@ -166,7 +197,8 @@ def render_agreement(report: AgreementReport, console: Console) -> None:
                     row.append("")
                     continue
                 style = "red" if p.below_target else "green"
-                row.append(f"[{style}]{_fmt(p.kappa)}[/{style}] / {_fmt(p.spearman)} ({p.n})")
+                ci = f" [{p.kappa_ci[0]:.2f}, {p.kappa_ci[1]:.2f}]" if p.kappa_ci else ""
+                row.append(f"[{style}]{_fmt(p.kappa)}[/{style}]{ci} / {_fmt(p.spearman)} ({p.n})")
             t.add_row(f"{a} ~ {b}", kind, *row)
         console.print(t)
     if report.self_consistency:
@@ -186,4 +218,7 @@ def render_agreement(report: AgreementReport, console: Console) -> None:
         console.print(t)
     for dim, f in report.dimensions.items():
         mark = "[red]FLAG[/red]" if f.flagged else "[green]ok[/green]"
-        console.print(f"{mark} {dim}: human-human mean kappa {_fmt(f.mean_kappa)} ({f.reason})", highlight=False)
+        ci = ""
+        if f.mean_kappa_ci:
+            ci = f" [95% CI {f.mean_kappa_ci[0]:.2f}, {f.mean_kappa_ci[1]:.2f}; {f.mean_kappa_items} items]"
+        console.print(f"{mark} {dim}: human-human mean kappa {_fmt(f.mean_kappa)}{ci} ({f.reason})", highlight=False)

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from ..calibration import DIMENSIONS, KAPPA_TARGET, AgreementReport, PairResult, Rater
+from ..calibration._intervals import RESAMPLES, SEED, Interval, cluster_share_interval, kappas, mean_kappa_interval
+from ..calibration._intervals import proportion_interval as _proportion
 from ._collect import LIKERT, SCALE_AXIS, MetricStats, ReportData, criterion_titles
 from ._drill import drilldown_section, drilldown_summary
-from ._intervals import RESAMPLES, SEED, Interval, cluster_share_interval, kappas, mean_kappa_interval
-from ._intervals import proportion_interval as _proportion
 
 try:
     import matplotlib
@@ -264,8 +264,10 @@ def _codes(raters: dict[str, Rater], pairs: list[tuple[str, str]], dim: str):
 def _pair_interval(raters: dict[str, Rater] | None, p: PairResult) -> Interval | str | None:
     """The pair's kappa interval over the items both rated; a reason string when the records given to
     the report do not reproduce the pair of agreement.json (then no interval is shown)."""
-    if raters is None or p.kappa is None:
+    if p.kappa is None:
         return None
+    if raters is None:  # agreement.json's own interval (attune agreement computes it from the ratings)
+        return Interval(p.kappa_ci[0], p.kappa_ci[1], p.n) if p.kappa_ci else None
     got = _codes(raters, [(p.a, p.b)], p.dimension)
     if got is None:
         return "raters not in the records"
@@ -293,12 +295,12 @@ def _agreement_section(report: AgreementReport, raters: dict[str, Rater] | None 
     how = (
         f"95% percentile-bootstrap intervals ({RESAMPLES:,} resamples of the items, seed {SEED}; n = items resampled)."
     )
-    if raters is None:
+    if raters is None and any(p.kappa is not None and p.kappa_ci is None for p in report.pairs):
         how += (
-            " Kappa intervals need the ratings themselves, which agreement.json does not carry: give attune report "
-            "the annotation records too (<code>attune report scored.jsonl annotations.jsonl --agreement "
-            "agreement.json --html ...</code>). Shares of duplicates have intervals either way (a share and its n "
-            "are enough)."
+            " This agreement.json has no kappa intervals (written before attune agreement computed them): run "
+            "attune agreement again, or give attune report the annotation records too (<code>attune report "
+            "scored.jsonl annotations.jsonl --agreement agreement.json --html ...</code>). Shares of duplicates "
+            "have intervals either way (a share and its n are enough)."
         )
     parts.append(f"<p class='muted'>{how}</p>")
     if report.pairs:
@@ -321,7 +323,10 @@ def _agreement_section(report: AgreementReport, raters: dict[str, Rater] | None 
         hh = [p for p in report.pairs if p.dimension == d and p.kind == "human-human" and p.kappa is not None]
         ci: Interval | str | None = None
         n_items = "–"
-        if raters is not None and hh:
+        if raters is None and f.mean_kappa_ci:
+            ci = Interval(f.mean_kappa_ci[0], f.mean_kappa_ci[1], f.mean_kappa_items or 0)
+            n_items = str(f.mean_kappa_items)
+        elif raters is not None and hh:
             got = _codes(raters, [(p.a, p.b) for p in hh], d)
             if got is None:
                 ci = "raters not in the records"
