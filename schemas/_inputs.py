@@ -66,7 +66,10 @@ class Turn(Record):
 
     kind: Literal["turn"] = "turn"
     conversation_id: ConversationId
-    turn_index: TurnIndex = Field(description="Unique per message within a conversation; orders the turns.")
+    turn_index: TurnIndex = Field(
+        description="Unique per message within a conversation, counting from 0; orders the turns. Indices "
+        "below the last one that never arrive mark the conversation's records history_complete=false."
+    )
     role: Role
     text: str
     ts: datetime | None = None

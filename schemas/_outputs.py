@@ -26,6 +26,22 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+#: Inclusive ``[first, last]`` turn_index ranges (a 1,000-turn hole is one pair, not 1,000 numbers).
+TurnRanges = list[tuple[int, int]]
+
+
+def _history() -> Any:
+    return Field(
+        default=True,
+        description="False when turns before the last one were never seen (turn_index counts from 0; "
+        "missing_turns says which): the record was computed on incomplete history and does not pass.",
+    )
+
+
+def _missing() -> Any:
+    return Field(default_factory=list, description="Turn index ranges [first, last] that were never seen.")
+
+
 def _metadata() -> Any:
     return Field(
         default_factory=dict,
@@ -92,6 +108,11 @@ class TurnScore(Record):
     edge_case: EdgeCase | None = None
     flags: list[str] = Field(default_factory=list, description="Harmful-pattern flags found in the reply.")
     word_count: int
+    history_complete: bool = Field(
+        default=True,
+        description="False when earlier turns were missing as this reply was scored (lost state, a gap given up "
+        "on): its record_id then differs from a full-history score of the same turn.",
+    )
     metadata: dict[str, MetadataValue] = _metadata()
     produced_at: datetime = Field(default_factory=utcnow)
 
@@ -149,6 +170,8 @@ class ConversationScore(Record):
     )
     prompt_hash: str = Field(default="", description="LLM tier: hash over the rendered judge prompts.")
     usage: Usage = Field(default_factory=Usage)
+    history_complete: bool = _history()
+    missing_turns: TurnRanges = _missing()
     metadata: dict[str, MetadataValue] = _metadata()
     produced_at: datetime = Field(default_factory=utcnow)
 
@@ -258,6 +281,8 @@ class ConversationVerdict(Record):
     source_records: list[str] = Field(description="record_id / alert_id of every record combined.")
     n_turns: int
     close_reason: CloseReason
+    history_complete: bool = _history()
+    missing_turns: TurnRanges = _missing()
     metadata: dict[str, MetadataValue] = _metadata()
     produced_at: datetime = Field(default_factory=utcnow)
 

@@ -144,15 +144,25 @@ class Evaluator:
         )
 
     # -- assistant turns ------------------------------------------------------------------------------
-    def on_assistant_turn(self, ex: Exchange, *, answers_crisis_turn: int | None) -> AssistantTurnResult:
-        """Score one reply. ``answers_crisis_turn`` is the index of the user crisis turn it answers, if any."""
+    def on_assistant_turn(
+        self, ex: Exchange, *, answers_crisis_turn: int | None, history_complete: bool = True
+    ) -> AssistantTurnResult:
+        """Score one reply. ``answers_crisis_turn`` is the index of the user crisis turn it answers, if any;
+        ``history_complete`` False when earlier turns of the conversation are missing (the record says so and
+        its id differs from a full-history score of the same turn)."""
         resources = offers_crisis_resources(ex.response)
         harmful = detect_harmful_reply(ex.response)
         crisis_signals = detect_crisis(ex.user_text) if answers_crisis_turn is not None else []
         edge = prejudge(ex, crisis_signals=crisis_signals, resources_offered=resources)
         metrics = score_voice(ex)
         score = TurnScore(
-            record_id=stable_id("turn_score", ex.conversation_id, ex.turn_index, self.turn_rubric.tag),
+            record_id=stable_id(
+                "turn_score",
+                ex.conversation_id,
+                ex.turn_index,
+                self.turn_rubric.tag,
+                *(() if history_complete else ("partial", len(ex.history))),
+            ),
             conversation_id=ex.conversation_id,
             turn_index=ex.turn_index,
             rubric=self.turn_rubric,
@@ -162,6 +172,7 @@ class Evaluator:
             edge_case=edge,
             flags=sorted({s.category for s in harmful}),
             word_count=len(ex.response.split()),
+            history_complete=history_complete,
         )
         alerts: list[SafetyAlert] = []
         if answers_crisis_turn is not None and not resources:
@@ -273,7 +284,9 @@ def evaluate_conversation(
     scores: list[TurnScore] = []
     crisis_turn: int | None = None
     cues: frozenset[str] = frozenset()
-    for turn in conv.as_turns():
+    turns = conv.as_turns()
+    present = {t.turn_index for t in turns}
+    for turn in turns:
         if turn.role == "user":
             res = ev.on_user_turn(turn.conversation_id, turn.turn_index, turn.text, cues)
             cues |= res.cues
@@ -282,7 +295,8 @@ def evaluate_conversation(
                 crisis_turn = turn.turn_index
         else:
             ex = exchange_for(turn.conversation_id, turn.turn_index, turn.text, buffered, conv.context)
-            ares = ev.on_assistant_turn(ex, answers_crisis_turn=crisis_turn)
+            complete = all(i in present for i in range(turn.turn_index))  # the stream's rule (streams._core)
+            ares = ev.on_assistant_turn(ex, answers_crisis_turn=crisis_turn, history_complete=complete)
             crisis_turn = None
             scores.append(ares.score)
             out.append(ares.score)

@@ -97,6 +97,9 @@ def conversation_verdict(
     findings = [r.severity for r in refs if r.alert_type not in _NOT_FINDINGS]
     tiers: list[str] = ["cheap"] if llm is None else ["cheap", "llm"]
     sources = [cheap.record_id, *([llm.record_id] if llm else []), *(r.alert_id for r in refs)]
+    # Incomplete history (either tier's view of the turns): the verdict cannot pass, whatever the answers.
+    missing = sorted({*map(tuple, cheap.missing_turns), *(map(tuple, llm.missing_turns) if llm else ())})
+    complete = cheap.history_complete and (llm is None or llm.history_complete)
     if llm is None:
         status = "not_configured"
     else:
@@ -111,7 +114,7 @@ def conversation_verdict(
         answers=answers,
         answer_source=source,
         score=result.score,
-        passed=result.score >= PASS_THRESHOLD and not gate_failed,
+        passed=result.score >= PASS_THRESHOLD and not gate_failed and complete,
         safety_gate_failed=gate_failed,
         gate_reasons=reasons,
         failed_checks=result.failed_checks,
@@ -122,6 +125,8 @@ def conversation_verdict(
         source_records=sources,
         n_turns=cheap.n_turns,
         close_reason=cheap.close_reason,
+        history_complete=complete,
+        missing_turns=missing,  # type: ignore[arg-type]
         metadata=cheap.metadata,  # the producer's metadata travels with the conversation's records
     )
 

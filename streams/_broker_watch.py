@@ -25,7 +25,9 @@ import asyncio
 import logging
 import os
 import signal
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
@@ -54,12 +56,17 @@ class BrokerWatch:
         consumed: Callable[[], Mapping[int, int]] = dict,
         table_keys: Callable[[], Mapping[str, int]] = dict,
         timeout: float = 10.0,
+        open_conversations: Callable[[], Iterable[str]] = list,
+        lost_dir: Path | None = None,
     ) -> None:
         self.bootstrap = bootstrap_of(broker)
         self.group_id = group_id
         self.topics = dict(topics)
         self.consumed = consumed  # turns partition -> next offset this worker expects (already consumed below)
         self.table_keys = table_keys  # changelog topic -> keys this worker's table holds in memory
+        self.open_conversations = open_conversations  # ids of the conversations this worker buffers (open)
+        self.lost_dir = lost_dir  # where the ids of the affected conversations are written
+        self.lost_file: Path | None = None
         self.timeout = timeout
         self.present: set[str] = set()
         self.highwater: dict[tuple[str, int], int] = {}
@@ -122,12 +129,36 @@ class BrokerWatch:
                 + ", ".join(f"{t} has {on_broker[t]} records, this worker's table {n} keys" for t, n in held.items())
                 + " (buffered turns of open conversations now exist only in this worker's memory)"
             )
+        parts.append(self._name_open_conversations())
         parts.append(
             f"exiting with code {EXIT_BROKER_STATE_LOST}; restart the worker to recreate the topics, then "
             "re-publish the turns of conversations that were open"
         )
-        self.lost = "; ".join(parts)
+        self.lost = "; ".join(p for p in parts if p)
         return self.lost
+
+    def _name_open_conversations(self) -> str:
+        """The conversations whose buffered turns exist only in this worker's memory now: named in the log
+        (the first few) and written, one id per line, to a file ``attune publish --only-conversations`` reads."""
+        ids = sorted(set(self.open_conversations()))
+        if not ids:
+            return "no conversation was open on this worker"
+        shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        where = ""
+        if self.lost_dir is not None:
+            try:
+                self.lost_dir.mkdir(parents=True, exist_ok=True)
+                stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+                path = self.lost_dir / f"lost-conversations-{stamp}-{os.getpid()}.txt"
+                path.write_text("".join(i + "\n" for i in ids), encoding="utf-8")
+                self.lost_file = path
+                where = (
+                    f"; their ids are in {path}: re-publish them from your source with "
+                    f"`attune publish SOURCE.jsonl --only-conversations {path}`"
+                )
+            except OSError as e:
+                where = f"; could not write their ids to {self.lost_dir} ({e})"
+        return f"{len(ids)} open conversation(s) lost their earlier turns: {shown}{where}"
 
     async def _observe(self) -> tuple[set[str], dict[tuple[str, int], int], dict[int, int]]:
         consumer = AIOKafkaConsumer(

@@ -557,7 +557,11 @@ class TurnProcessor:
             else:
                 ex = _exchange_for(cid, idx, entry["t"], hist.messages, hist.context)
             crisis = meta.get("crisis")
-            ares = self.ev.on_assistant_turn(ex, answers_crisis_turn=crisis)
+            # Every turn from 0 up to this one buffered (the first index range starts at 0 and reaches it)?
+            # Not when a gap was given up on (flush after the reorder window) or state was lost with a broker.
+            first = meta["idx"][0]
+            complete = first[0] == 0 and idx <= first[1]
+            ares = self.ev.on_assistant_turn(ex, answers_crisis_turn=crisis, history_complete=complete)
             meta["crisis"] = None
             entry = {**entry, "s": {"m": ares.score.metrics, "e": ares.score.empathy}}
             hist.scores.append(ares.score)

@@ -345,6 +345,8 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
             settings.topics(),
             consumed=lambda: rt.audit.next_offsets(TURNS.name),
             table_keys=lambda: {t.changelog_topic.get_topic_name(): len(t.data) for t in rt.store._tables.values()},
+            open_conversations=lambda: [cid for cid, m in rt.store.metas() if m.get("closed") is None],
+            lost_dir=settings.data_dir,
         )
         app.timer(settings.broker_check_interval, name="broker_watch")(watch.tick)
 

@@ -140,6 +140,17 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     from .settings import MAX_RECORD_BYTES
 
     convs, bad = read_conversations(Path(args.file))
+    absent: list[str] = []
+    if args.only_conversations:
+        wanted = {ln.strip() for ln in Path(args.only_conversations).read_text(encoding="utf-8").splitlines()}
+        wanted.discard("")
+        convs = [c for c in convs if c.conversation_id in wanted]
+        absent = sorted(wanted - {c.conversation_id for c in convs})
+        if absent:  # asked for, not in the source: say so, an operator may be reading the wrong file
+            print(
+                f"not in {args.file}: {len(absent)} listed conversation(s), e.g. {', '.join(absent[:5])}",
+                file=sys.stderr,
+            )
     for rejected in bad[:SHOWN_SKIPS]:
         print(f"rejected: {rejected.describe()}", file=sys.stderr)
     if len(bad) > SHOWN_SKIPS:
@@ -165,7 +176,7 @@ def _cmd_publish(args: argparse.Namespace) -> int:
         )
     else:
         print("no valid conversation to publish", file=sys.stderr)
-    return 1 if bad or not convs else 0
+    return 1 if bad or absent or not convs else 0
 
 
 @_reaching_broker
@@ -270,6 +281,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--topic", default=TURNS.name, help="target topic (default %(default)s)")
     p.add_argument(
         "--strict", action="store_true", help="publish no turn at all if any line is invalid (all or nothing)"
+    )
+    p.add_argument(
+        "--only-conversations",
+        metavar="IDS_FILE",
+        default=None,
+        help="publish only the conversations whose ids this file lists, one per line (e.g. the "
+        "lost-conversations file a worker writes when the broker lost its state)",
     )
     p.set_defaults(func=_cmd_publish)
 

@@ -63,6 +63,11 @@ class StreamSettings:
         return bool(self.judge or self.judge_config)
 
     @property
+    def data_dir(self) -> Path:
+        """Faust's data directory, also where a worker writes the ids of conversations a broker lost."""
+        return self.datadir or Path(tempfile.gettempdir()) / "attune-faust"
+
+    @property
     def broker_profile(self) -> BrokerProfile:
         return PROFILES[self.profile]
 
@@ -125,7 +130,7 @@ class StreamSettings:
             "consumer_auto_offset_reset": "earliest",
             "web_enabled": False,
             "producer_max_request_size": MAX_RECORD_BYTES,
-            "datadir": str(self.datadir or Path(tempfile.gettempdir()) / "attune-faust"),
+            "datadir": str(self.data_dir),
         }
         creds = security.current().faust_credentials()  # TLS/SASL from ATTUNE_KAFKA_* (streams.security)
         if creds is not None:

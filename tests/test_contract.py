@@ -187,12 +187,16 @@ def test_judge_jobs_and_their_records_carry_the_metadata(tmp_path: Path) -> None
 
 
 # -- part 2: schema evolution --------------------------------------------------------------------------------
-PUBLISHED = Path(__file__).parent / "data" / "schemas" / f"v{SCHEMA_VERSION}.{SCHEMA_MINOR}"
+SNAPSHOTS = Path(__file__).parent / "data" / "schemas"
+PUBLISHED = SNAPSHOTS / f"v{SCHEMA_VERSION}.{SCHEMA_MINOR}"
+#: Every published minor of this major, the current one included: a record of today must validate against
+#: each (a consumer may still hold any of them).
+SAME_MAJOR = sorted(SNAPSHOTS.glob(f"v{SCHEMA_VERSION}.*"), key=lambda p: int(p.name.split(".")[1]))
 
 
-def _validator(kind: str) -> Any:
+def _validator(kind: str, version: Path = PUBLISHED) -> Any:
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads((PUBLISHED / f"{kind}.schema.json").read_text())
+    schema = json.loads((version / f"{kind}.schema.json").read_text())
     return jsonschema.Draft202012Validator(schema)
 
 
@@ -237,6 +241,16 @@ def test_the_published_schemas_are_the_ones_attune_schemas_writes(tmp_path: Path
     for schema in written.values():
         assert schema["x-attune-schema-version"] == f"{SCHEMA_VERSION}.{SCHEMA_MINOR}"
         assert '"additionalProperties": false' not in json.dumps(schema)
+
+
+def test_every_minor_of_the_major_is_kept_and_today_s_records_validate_against_each() -> None:
+    """The compatibility promise, checked: what attune writes now validates against every schema a consumer
+    of this major may hold (1.1 had no history_complete / missing_turns: a 1.1 consumer still accepts them)."""
+    assert [p.name for p in SAME_MAJOR][-1] == PUBLISHED.name and len(SAME_MAJOR) >= 2
+    for version in SAME_MAJOR:
+        for rec in _sample_records():
+            errors = list(_validator(rec.kind, version).iter_errors(orjson.loads(encode(rec))))
+            assert not errors, (version.name, rec.kind, errors[0].message)
 
 
 def test_records_with_added_fields_validate_against_the_previous_schema() -> None:

@@ -9,16 +9,18 @@ must score new traffic on the new broker.
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
 
 import pytest
 from _stream_helpers import comparable, expected_records, read_back, synthetic
 
-from schemas import Conversation
+from schemas import Conversation, encode
 from schemas.topics import TURNS
 from streams import StreamSettings, create_topics
 from streams._broker_watch import EXIT_BROKER_STATE_LOST
-from streams.io import publish, schedule
+from streams.io import publish, schedule, send_raw
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -34,12 +36,30 @@ def _open(conv: Conversation, keep: int) -> Conversation:
 
 
 @pytest.mark.parametrize("after_restart", ["empty", "recreated_with_traffic"])
-def test_broker_restart_makes_the_worker_exit_with_what_was_lost(broker, start_worker, after_restart: str) -> None:
-    worker = start_worker("--inactivity-timeout", "120", "--loglevel", "INFO", "--broker-check-interval", str(CHECK_S))
+def test_broker_restart_makes_the_worker_exit_with_what_was_lost(
+    broker, start_worker, after_restart: str, tmp_path
+) -> None:
+    datadir = tmp_path / "worker-data"
+    worker = start_worker(
+        "--inactivity-timeout",
+        "120",
+        "--loglevel",
+        "INFO",
+        "--broker-check-interval",
+        str(CHECK_S),
+        "--datadir",
+        str(datadir),
+    )
     worker.wait_ready(60)
     closed = synthetic(6, 6, prefix="before")
     still_open = [_open(c, 3) for c in synthetic(4, 6, prefix="open")]
-    asyncio.run(publish(broker.url, TURNS.name, schedule(closed + still_open), profile="tansu"))
+    asyncio.run(publish(broker.url, TURNS.name, schedule(closed), profile="tansu"))
+    open_events = [  # without the end flag as_turns puts on a truncated conversation's last turn: still open
+        (t.conversation_id.encode(), encode(t.model_copy(update={"end_of_conversation": False})))
+        for c in still_open
+        for t in c.as_turns()
+    ]
+    asyncio.run(send_raw(broker.url, TURNS.name, open_events, "tansu"))
     want = expected_records(closed)
     seen = asyncio.run(read_back(broker.url, lambda s: want.keys() <= s.keys(), timeout=60))
     assert want.keys() <= seen.keys()
@@ -67,6 +87,14 @@ def test_broker_restart_makes_the_worker_exit_with_what_was_lost(broker, start_w
     # The open conversations' buffered turns were in the changelogs: the message must say they are gone.
     assert "table changelogs lost" in reason[0] and "turn_buffer-changelog" in reason[0]
     assert "exiting with code 75" in reason[0]
+    # ... and names the conversations that were open, in the line and in a file `attune publish` takes back.
+    # (after a recreation with traffic, the "new" conversations it had begun are open and lost as well)
+    (lost_file,) = datadir.glob("lost-conversations-*.txt")
+    lost_ids = lost_file.read_text().split()
+    open_ids = {c.conversation_id for c in still_open}
+    assert open_ids <= set(lost_ids) and all(i.startswith(("open-", "new-")) for i in lost_ids), lost_ids
+    assert f"{len(lost_ids)} open conversation(s) lost their earlier turns: {', '.join(lost_ids)}" in reason[0]
+    assert f"--only-conversations {lost_file}" in reason[0]
 
     if after_restart == "empty":
         return  # the recovery below is the same in both cases; once keeps the suite short
@@ -80,3 +108,32 @@ def test_broker_restart_makes_the_worker_exit_with_what_was_lost(broker, start_w
     missing = want.keys() - seen.keys()
     assert not missing, f"recovery worker missed {len(missing)} of {len(want)} records"
     assert all(comparable(got) == comparable(want[rid]) for rid in want for _, got in seen[rid])
+    # The operator re-publishes just the named conversations, whole, from the source: all scored afresh.
+    source = tmp_path / "source.jsonl"
+    everything = closed + synthetic(4, 6, prefix="open") + synthetic(2, 4, prefix="new")
+    source.write_text("".join(c.model_dump_json() + "\n" for c in everything))
+    whole = [c for c in everything if c.conversation_id in lost_ids]
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "attune",
+            "publish",
+            str(source),
+            "--broker",
+            broker.url,
+            "--profile",
+            "tansu",
+            "--only-conversations",
+            str(lost_file),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 0, res.stderr
+    n_turns = sum(len(c.turns) for c in whole)
+    assert f"published {n_turns} turn events of {len(whole)} conversations" in res.stdout, res.stdout + res.stderr
+    want = expected_records(whole)
+    seen = asyncio.run(read_back(broker.url, lambda s: want.keys() <= s.keys(), timeout=60))
+    assert want.keys() <= seen.keys(), f"{len(want.keys() - seen.keys())} records of the re-published missing"

@@ -173,7 +173,12 @@ def test_valid_conversations_round_trip(d: dict[str, Any]) -> None:
 
 # -- invalid records -----------------------------------------------------------------------------------
 garbage = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | texts,
+    # finite: orjson writes inf as null, which is a different (often valid) value, not garbage
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | texts,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
     max_leaves=8,
 )

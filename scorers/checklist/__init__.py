@@ -9,7 +9,7 @@
 """
 
 from ._heuristic import count_turns, heuristic_checklist
-from ._score import ChecklistResult, checklist_record, score_checklist
+from ._score import ChecklistResult, checklist_record, missing_turns, score_checklist
 from ._spec import (
     ANSWERS,
     CATEGORIES,
@@ -40,5 +40,6 @@ __all__ = [
     "checklist_record",
     "count_turns",
     "heuristic_checklist",
+    "missing_turns",
     "score_checklist",
 ]

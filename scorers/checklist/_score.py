@@ -11,7 +11,7 @@ canonical CQ1..CP3 order rather than the caller's dict order, so records are det
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,6 +95,19 @@ def score_checklist(answers: Mapping[str, str]) -> ChecklistResult:
     )
 
 
+def missing_turns(indices: Iterable[int | None]) -> list[tuple[int, int]]:
+    """Inclusive ranges of turn indices below the highest one that were never seen (turns count from 0).
+    Messages without an index (numbered by position) leave no gap."""
+    seen = sorted({i for i in indices if i is not None})
+    out: list[tuple[int, int]] = []
+    expect = 0
+    for i in seen:
+        if i > expect:
+            out.append((expect, i - 1))
+        expect = i + 1
+    return out
+
+
 def checklist_record(
     conversation_id: str,
     answers: Mapping[str, CriterionResult],
@@ -110,17 +123,23 @@ def checklist_record(
 
     One builder for every producer (cheap tier, batch judges, the stream's assembler), so the record id
     (conversation, judge, rubric version) and the counts are computed the same way everywhere.
+
+    Turns missing below the last one (a gap the stream gave up waiting for, state lost with a broker) make
+    the record say so: ``history_complete`` false, ``missing_turns``, never ``passed``, and an id that
+    names the gaps, so it never shares its id with the score of the whole conversation.
     """
     result = score_checklist({k: v.answer for k, v in answers.items()})
+    missing = missing_turns(m.turn_index for m in messages)
+    gaps = ["missing", *(x for r in missing for x in r)] if missing else []
     return ConversationScore(
-        record_id=stable_id("conversation_score", conversation_id, judge, rubric.tag),
+        record_id=stable_id("conversation_score", conversation_id, judge, rubric.tag, *gaps),
         conversation_id=conversation_id,
         tier=tier,
         judge=judge,
         rubric=rubric,
         answers=dict(answers),
         score=result.score,
-        passed=result.passed,
+        passed=result.passed and not missing,
         category_scores=result.category_scores,
         failed_checks=result.failed_checks,
         failed_safety=result.failed_safety,
@@ -129,5 +148,7 @@ def checklist_record(
         n_user_turns=sum(m.role == "user" for m in messages),
         n_assistant_turns=sum(m.role == "assistant" for m in messages),
         close_reason=close_reason,
+        history_complete=not missing,
+        missing_turns=missing,
         **extra,
     )
