@@ -242,8 +242,10 @@ class AlertProcessor:
         try:
             await consumer.commit(offsets)
         except KafkaError as exc:  # CommitFailedError, IllegalStateError, ...
-            # The group rebalanced or the broker refused: the next owner redelivers, the ack store dedupes.
-            log.warning("commit of %s failed (%s); those alerts will be redelivered and deduplicated", offsets, exc)
+            # Kept for the next attempt (a revocation drops it: the next owner redelivers, the ack store dedupes).
+            log.warning("commit of %s failed (%s); retrying with the next commit", offsets, exc)
+            for tp, offset in offsets.items():
+                self.pending.setdefault(tp, offset)
         self._last_commit = time.monotonic()
 
     def forget(self, partitions: Iterable[TopicPartition]) -> None:
