@@ -247,6 +247,37 @@ async def test_records_it_cannot_route_are_parked_once_and_newer_fields_are_not(
     assert len((tmp_path / "parked.jsonl").read_text().splitlines()) == 4
 
 
+def test_every_severity_of_the_contract_has_its_documented_route() -> None:
+    from typing import get_args
+
+    from schemas import Severity
+
+    assert alerts_mod.ROUTES == DOCUMENTED_ROUTES
+    assert set(alerts_mod.ROUTES) == set(get_args(Severity))
+    assert set(alerts_mod.DEFAULT_HANDLERS) == set(DOCUMENTED_ROUTES.values())
+
+
+async def test_a_failed_commit_is_retried_with_the_next_one(tmp_path: Path) -> None:
+    from aiokafka.errors import KafkaConnectionError
+
+    events: list[tuple] = []
+    proc = _processor(tmp_path, events)
+    consumer = FakeConsumer(events)
+    real_commit, calls = consumer.commit, []
+
+    async def flaky(offsets: dict[TopicPartition, int]) -> None:
+        calls.append(dict(offsets))
+        if len(calls) == 1:
+            raise KafkaConnectionError("broker gone for a moment")
+        await real_commit(offsets)
+
+    consumer.commit = flaky  # type: ignore[method-assign]
+    assert await proc.process(consumer, {TP: _msgs([encode(_alert(0, "high"))])})
+    assert consumer.committed == {} and proc.pending == {TP: 1}  # not lost: still pending
+    assert await proc.process(consumer, {})  # the next poll (empty) commits it
+    assert consumer.committed == {TP: 1} and calls == [{TP: 1}, {TP: 1}]
+
+
 async def test_the_commit_interval_defers_commits_but_never_skips_one(tmp_path: Path) -> None:
     events: list[tuple] = []
     proc = _processor(tmp_path, events)
@@ -379,20 +410,31 @@ class ExampleProcess:
         return self.log.read_text(errors="replace")
 
 
-async def _topic_contents(bootstrap: str, topics: list[str], idle: float = 1.5) -> list[tuple[str, int, int, bytes]]:
-    """Everything on the topics now, (topic, partition, offset, value), read without a group."""
-    consumer = AIOKafkaConsumer(*topics, bootstrap_servers=bootstrap, group_id=None, auto_offset_reset="earliest")
-    out: list[tuple[str, int, int, bytes]] = []
+Record = tuple[str, int, int, bytes]
+
+
+async def _topic_contents(bootstrap: str, topics: list[str], timeout: float = 30) -> list[Record]:
+    """Everything on the topics now, (topic, partition, offset, value), read without a group: up to each
+    partition's high watermark as of its latest fetch (an idle timer would stop early on a slow machine)."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+    out: list[Record] = []
     await consumer.start()
     try:
-        last = time.monotonic()
-        while time.monotonic() - last < idle:
+        await consumer.topics()
+        tps = [TopicPartition(t, p) for t in topics for p in sorted(consumer.partitions_for_topic(t) or ())]
+        assert len({tp.topic for tp in tps}) == len(topics), tps
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        deadline = time.monotonic() + timeout
+        while True:
             for tp, msgs in (await consumer.getmany(timeout_ms=100)).items():
                 out += [(tp.topic, tp.partition, m.offset, m.value) for m in msgs]
-                last = time.monotonic() if msgs else last
+            behind = [tp for tp in tps if (h := consumer.highwater(tp)) is None or await consumer.position(tp) < h]
+            if not behind:
+                return out
+            assert time.monotonic() < deadline, f"could not read {behind} to their end"
     finally:
         await consumer.stop()
-    return out
 
 
 def _renamed(convs: list[Conversation], copies: int) -> list[Conversation]:
@@ -421,19 +463,25 @@ def test_alerts_consumer_killed_mid_stream_acknowledges_every_alert_once(broker,
         runs.append(ExampleProcess("alerts_consumer.py", args, tmp_path / f"alerts-{len(runs)}.log"))
         return runs[-1]
 
-    async def committed() -> int:
+    # One probe of the group's committed offset (OffsetFetch; it never joins), on a loop of its own.
+    probe_loop = asyncio.new_event_loop()
+
+    async def start_probe() -> AIOKafkaConsumer:
         probe = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=group, enable_auto_commit=False)
         await probe.start()
-        try:
-            return await probe.committed(TopicPartition(SAFETY_ALERTS.name, 0)) or 0
-        finally:
-            await probe.stop()
+        return probe
+
+    probe = probe_loop.run_until_complete(start_probe())
+
+    def committed() -> int:
+        return probe_loop.run_until_complete(probe.committed(TopicPartition(SAFETY_ALERTS.name, 0))) or 0
 
     def acked_at_or_after(offset: int) -> set[str]:
-        if not acks.exists():
+        try:
+            with sqlite3.connect(acks) as db:
+                return {r[0] for r in db.execute('SELECT alert_id FROM acks WHERE "offset" >= ?', (offset,))}
+        except sqlite3.OperationalError:  # the consumer has not created its table yet
             return set()
-        with sqlite3.connect(acks) as db:
-            return {r[0] for r in db.execute('SELECT alert_id FROM acks WHERE "offset" >= ?', (offset,))}
 
     traffic = threading.Thread(  # paced, so the consumer works while alerts still arrive
         target=lambda: asyncio.run(publish(broker.url, TURNS.name, schedule(convs, pace=0.5), profile="tansu"))
@@ -444,19 +492,29 @@ def test_alerts_consumer_killed_mid_stream_acknowledges_every_alert_once(broker,
         not_routable = [b"\xff not json", orjson.dumps(orjson.loads(encode(_alert(0, "high"))) | {"schema_version": 2})]
         asyncio.run(send_raw(broker.url, SAFETY_ALERTS.name, [(b"x", v) for v in not_routable], "tansu"))
         windows: list[set[str]] = []
-        for _kill in range(2):
+        kills = 0
+        while len(windows) < 2:
             # Kill while this run has acknowledged alerts whose offsets are not committed: the dangerous window
             # (alerts of an earlier window are acknowledged but uncommitted too until this run commits them).
             earlier = set().union(*windows)
             deadline = time.monotonic() + 30
-            while not acked_at_or_after(asyncio.run(committed())) - earlier:
+            while not acked_at_or_after(committed()) - earlier:
                 assert time.monotonic() < deadline, f"no uncommitted ack to kill in:\n{current.text()}"
                 assert current.proc.poll() is None, current.text()
                 time.sleep(0.05)
             current.kill()
-            windows.append(acked_at_or_after(asyncio.run(committed())) - earlier)  # exact: the process is dead
+            kills += 1
+            # A commit the process sent just before it died may still be applied: wait until the offset holds.
+            last, now = -1, committed()
+            while now != last:
+                time.sleep(0.5)
+                last, now = now, committed()
+            window = acked_at_or_after(now) - earlier  # exact now: the process is dead
+            if window:
+                windows.append(window)
+            # else: its commit timer fired between the probe and the kill (a loaded machine); kill again
+            assert kills <= 6, f"{kills} kills, {len(windows)} of them inside the window"
             current = start()
-        assert all(windows), windows
         traffic.join(60)
 
         on_topic = asyncio.run(_topic_contents(broker.bootstrap, [SAFETY_ALERTS.name]))
@@ -471,7 +529,7 @@ def test_alerts_consumer_killed_mid_stream_acknowledges_every_alert_once(broker,
         assert expected.keys() <= alerts.keys(), "the stream did not produce every alert"
         end = max(offset for *_, offset, _v in on_topic) + 1
         deadline = time.monotonic() + 30
-        while asyncio.run(committed()) < end:  # caught up: the redeliveries after the last kill are done too
+        while committed() < end:  # caught up: the redeliveries after the last kill are done too
             assert time.monotonic() < deadline, f"{len(alerts.keys() - set(_acks(acks)))} alerts never acknowledged"
             time.sleep(0.1)
         assert current.terminate() == 0, current.text()
@@ -479,6 +537,8 @@ def test_alerts_consumer_killed_mid_stream_acknowledges_every_alert_once(broker,
         for r in runs:
             r.kill()
         traffic.join(60)
+        probe_loop.run_until_complete(probe.stop())
+        probe_loop.close()
 
     rows = _acks(acks)
     assert rows.keys() == alerts.keys()  # exactly the alerts on the topic, each one row (alert_id is the key)
@@ -490,7 +550,7 @@ def test_alerts_consumer_killed_mid_stream_acknowledges_every_alert_once(broker,
     # its handler and its ack (documented), never the acknowledged ones.
     handled = [ln.split("alert=")[1] for r in runs for ln in r.text().splitlines() if " alert=" in ln]
     assert set(handled) == alerts.keys()
-    assert len(handled) - len(set(handled)) <= len(windows), sorted(handled)
+    assert len(handled) - len(set(handled)) <= kills, sorted(handled)
     parked = [json.loads(x)["offset"] for x in (tmp_path / "p.jsonl").read_text().splitlines()]
     assert sorted(parked) == sorted(unroutable) and len(unroutable) == 2
     assert "acked=0 duplicate=0" not in current.text()  # the last run did work: it redelivered the last window
