@@ -15,6 +15,9 @@ dashboard at the file). Guarantees (docs/consumers.md):
   know, a newer major ``schema_version``) goes to the ``skipped`` table with the reason and its bytes.
 * **Never averaged across rubric versions.** Every slice is grouped by the rubric tag (``id@version``),
   as docs/operations.md ("Upgrading rubric versions") asks.
+* **Never mixed with partial-history records.** A record computed on incomplete history
+  (``history_complete: false``, schema 1.2, docs/reliability.md) never passes and has its own id, so a
+  re-published conversation has both; the slices leave those out and the report counts them.
 
 Only the ``schemas`` package (the record contract), aiokafka and duckdb (``pip install 'attune[examples]'``).
 """
@@ -58,6 +61,7 @@ CREATE TABLE IF NOT EXISTS scores (
     empathy DOUBLE,
     overall_quality DOUBLE,
     judge_overall INTEGER,
+    history_complete BOOLEAN NOT NULL,
     tenant VARCHAR,
     experiment_arm VARCHAR,
     metadata JSON NOT NULL,
@@ -76,8 +80,8 @@ CREATE TABLE IF NOT EXISTS consumer_offsets (
 """
 COLUMNS: tuple[str, ...] = (
     "record_id", "kind", "conversation_id", "turn_index", "rubric", "tier", "judge", "metric", "status", "score",
-    "passed", "safety_gate_failed", "safety_severity", "empathy", "overall_quality", "judge_overall", "tenant",
-    "experiment_arm", "metadata", "produced_at", "topic", "partition", "offset",
+    "passed", "safety_gate_failed", "safety_severity", "empathy", "overall_quality", "judge_overall",
+    "history_complete", "tenant", "experiment_arm", "metadata", "produced_at", "topic", "partition", "offset",
 )  # fmt: skip
 _INSERT_CHUNK = 500  # rows per multi-row INSERT (duckdb's executemany costs ~2 ms a row)
 
@@ -127,6 +131,7 @@ def row_of(rec: OutputRecord, topic: str, partition: int, offset: int) -> dict[s
         kind=rec.kind,
         conversation_id=rec.conversation_id,
         rubric=rec.rubric.tag,
+        history_complete=getattr(rec, "history_complete", True),  # schema 1.2; a turn judgment has none
         tenant=_label(rec.metadata.get("tenant")),
         experiment_arm=_label(rec.metadata.get("experiment_arm")),
         metadata=json.dumps(rec.metadata),
@@ -226,21 +231,22 @@ async def consume_into(con: duckdb.DuckDBPyConnection, broker: str, topics: Iter
 
 
 def slices(con: duckdb.DuckDBPyConnection, key: str) -> dict[str, list[dict[str, Any]]]:
-    """Verdict pass rate and mean cheap turn empathy per value of one metadata key, per rubric tag."""
+    """Verdict pass rate and mean cheap turn empathy per value of one metadata key, per rubric tag
+    (records on complete history only)."""
     value = "json_extract_string(metadata, ?)"  # any metadata key, not only the two extracted columns
     path = '$."' + key.replace('"', '\\"') + '"'  # quoted: a key may hold '.', '$' or spaces
     verdicts = _dicts(
         con.execute(
             f"""SELECT {value} AS value, rubric, count(*) AS verdicts, sum(passed::INTEGER) AS passed,
                        avg(passed::INTEGER) AS pass_rate
-                FROM scores WHERE kind = 'conversation_verdict' GROUP BY ALL ORDER BY ALL""",
+                FROM scores WHERE kind = 'conversation_verdict' AND history_complete GROUP BY ALL ORDER BY ALL""",
             [path],
         )
     )
     turns = _dicts(
         con.execute(
             f"""SELECT {value} AS value, rubric, count(*) AS turns, avg(empathy) AS mean_empathy
-                FROM scores WHERE kind = 'turn_score' GROUP BY ALL ORDER BY ALL""",
+                FROM scores WHERE kind = 'turn_score' AND history_complete GROUP BY ALL ORDER BY ALL""",
             [path],
         )
     )
@@ -256,11 +262,21 @@ def _dicts(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 def report(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> dict[str, Any]:
     kinds = dict(con.execute("SELECT kind, count(*) FROM scores GROUP BY kind ORDER BY kind").fetchall())
     n_skipped = con.execute("SELECT count(*) FROM skipped").fetchone()[0]  # type: ignore[index]
-    return {"rows": kinds, "skipped": n_skipped, "slices": {k: slices(con, k) for k in keys}}
+    partial = con.execute("SELECT count(*) FROM scores WHERE NOT history_complete").fetchone()[0]  # type: ignore[index]
+    return {
+        "rows": kinds,
+        "skipped": n_skipped,
+        "incomplete_history": partial,
+        "slices": {k: slices(con, k) for k in keys},
+    }
 
 
 def print_report(rep: dict[str, Any]) -> None:
-    print("rows: " + ", ".join(f"{k}={v}" for k, v in rep["rows"].items()) + f"; skipped={rep['skipped']}")
+    print(
+        "rows: "
+        + ", ".join(f"{k}={v}" for k, v in rep["rows"].items())
+        + f"; skipped={rep['skipped']}; incomplete history (left out of the slices)={rep['incomplete_history']}"
+    )
     for key, sl in rep["slices"].items():
         print(f"\nverdict pass rate by {key}")
         print(f"  {'value':16} {'rubric':32} {'verdicts':>8} {'passed':>6} {'rate':>6}")

@@ -316,6 +316,8 @@ def _expected_slices(records: list, key: str) -> dict[str, list[dict]]:
     verdicts: dict[tuple, list[bool]] = {}
     turns: dict[tuple, list[float]] = {}
     for r in records:
+        if not getattr(r, "history_complete", True):
+            continue
         value = r.metadata.get(key)
         group = (None if value is None else str(value), r.rubric.tag)
         if r.kind == "conversation_verdict":
@@ -353,6 +355,11 @@ def test_analytics_rows_are_deduplicated_and_never_averaged_across_rubric_versio
     recs = [r for c in _tagged(_bundled()[:4]) for r in evaluate_conversation(c) if r.kind != "safety_alert"]
     ts = next(r for r in recs if r.kind == "turn_score")
     upgraded = ts.model_copy(update={"record_id": "rid-v9", "rubric": ts.rubric.model_copy(update={"version": "9.0"})})
+    verdict = next(r for r in recs if r.kind == "conversation_verdict" and r.passed)
+    partial = verdict.model_copy(  # a re-published conversation's earlier, partial-history verdict
+        update={"record_id": "rid-partial", "history_complete": False, "missing_turns": [(0, 1)], "passed": False}
+    )
+    recs.append(partial)
     newer = orjson.loads(encode(upgraded)) | {"calibration_id": "x"}  # a newer minor's field: loaded, not skipped
     topic_of = {"turn_score": TURN_SCORES.name, "conversation_score": CONVERSATION_SCORES.name}
     batch: dict[TopicPartition, list[Msg]] = {}
@@ -371,6 +378,7 @@ def test_analytics_rows_are_deduplicated_and_never_averaged_across_rubric_versio
     offsets = dict(((t, p), o) for t, p, o in con.execute("SELECT * FROM consumer_offsets").fetchall())
     assert offsets == {(t.topic, t.partition): len(m) for t, m in batch.items()}
     rep = an.report(con, ["tenant", "experiment_arm", "n"])
+    assert rep["incomplete_history"] == 1  # counted, and left out of the slices (a pass rate would drop)
     decoded = [*recs, upgraded]
     for key in ("tenant", "experiment_arm", "n"):
         _same_slices(rep["slices"][key], _expected_slices(decoded, key))
@@ -601,7 +609,7 @@ def test_analytics_consumer_loads_one_row_per_record_and_slices_match_the_topics
     kinds: dict[str, int] = {}
     for r in records.values():
         kinds[r.kind] = kinds.get(r.kind, 0) + 1  # type: ignore[attr-defined]
-    assert rep["rows"] == kinds and rep["skipped"] == undecodable == 1
+    assert rep["rows"] == kinds and rep["skipped"] == undecodable == 1 and rep["incomplete_history"] == 0
     for key in ("tenant", "experiment_arm"):
         want = _expected_slices(list(records.values()), key)
         _same_slices(rep["slices"][key], want)
