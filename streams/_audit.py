@@ -13,7 +13,12 @@ know exactly which offset must come next:
   directly from the broker (:meth:`OffsetAudit.check`), processed first, and acked to Faust like any other;
 * a skipped message at a partition's tail has no later message to reveal it, so
   :meth:`OffsetAudit.tail` compares the expected offset with the partition's high watermark (from fetch
-  responses, which Tansu reports correctly) once the agent has been idle on it for a while.
+  responses, which Tansu reports correctly) once the agent has been idle -- on every partition, not just
+  that one: under a burst Faust serves partitions unevenly, and one may wait many seconds behind the others
+  with its messages fetched and buffered, not lost (200,000 turns at once: 45,000-83,000 such messages were
+  re-read in one go before this rule, stalling the event loop for 17-22 s);
+* a re-read is bounded: at most :data:`MAX_REREAD` messages per partition at a time; a larger gap is kept
+  and repaired in such chunks by the timer, so neither memory nor the event loop takes the whole gap at once.
 
 A message read back and then also delivered by Faust is processed twice; every attune agent tolerates that
 (turns are de-duplicated by ``turn_index``, judge jobs run once per id with the result cache, records have
@@ -40,6 +45,11 @@ log = logging.getLogger("attune.streams")
 TAIL_IDLE_S = 5.0
 #: How long a direct read-back may take before the worker gives up (and Faust's error handling takes over).
 FETCH_TIMEOUT_S = 30.0
+#: Most messages re-read (and then processed as one batch) at a time per partition: ~0.3 s of work.
+MAX_REREAD = 2000
+#: While other partitions still deliver, a partition's tail counts as skipped only after this many times
+#: ``TAIL_IDLE_S`` of quiet (a skip there is still repaired, later; a buffered partition is left alone).
+BUSY_QUIET_FACTOR = 6
 
 
 class OffsetAudit:
@@ -58,6 +68,8 @@ class OffsetAudit:
         self._next: dict[tuple[str, int], int] = {}
         self._arrived: dict[tuple[str, int], float] = {}
         self._behind: dict[tuple[str, int], tuple[int, float]] = {}  # expected offset, first seen behind at
+        self._gaps: dict[tuple[str, int], list[tuple[int, int]]] = {}  # skipped [start, end) not re-read yet
+        self._last_any = time.monotonic()  # the last message of any partition
         self._baseline: asyncio.Future[None] | None = None
         self._lock = asyncio.Lock()
 
@@ -68,6 +80,7 @@ class OffsetAudit:
         self._next = {}
         self._arrived = dict.fromkeys(tps, time.monotonic())
         self._behind = {}
+        self._gaps = {}
         self._baseline = asyncio.ensure_future(self._committed(tps))
 
     async def _committed(self, tps: list[tuple[str, int]]) -> None:
@@ -113,7 +126,7 @@ class OffsetAudit:
         if expected is not None and offset > expected:
             return False
         self._next[key] = offset + 1 if expected is None or offset >= expected else expected
-        self._arrived[key] = time.monotonic()
+        self._arrived[key] = self._last_any = time.monotonic()
         return True
 
     async def check(self, topic: str, partition: int, offset: int) -> list[Inbound]:
@@ -123,14 +136,21 @@ class OffsetAudit:
         async with self._lock:
             await self._ready()
             key = (topic, partition)
-            self._arrived[key] = time.monotonic()
+            self._arrived[key] = self._last_any = time.monotonic()
             expected = self._next.get(key)
             missed: list[Inbound] = []
             if expected is not None and offset > expected:
-                missed = await self.fetch(topic, partition, expected, offset)
-                self._repaired(topic, partition, expected, offset, missed, "skipped")
+                upto = min(offset, expected + MAX_REREAD)
+                missed = await self.fetch(topic, partition, expected, upto)
+                self._repaired(topic, partition, expected, upto, missed, "skipped")
+                if upto < offset:  # the rest of a large gap: re-read in bounded chunks by the timer
+                    self._gaps.setdefault(key, []).append((upto, offset))
             self._next[key] = max(offset + 1, expected or 0)
             return missed
+
+    def pending_gaps(self) -> int:
+        """Messages known skipped and not re-read yet (chunks the timer still has to repair)."""
+        return sum(end - start for gaps in self._gaps.values() for start, end in gaps)
 
     async def tail(
         self, busy: Callable[[str, int], bool] = lambda t, p: False, idle_s: float = TAIL_IDLE_S
@@ -148,12 +168,28 @@ class OffsetAudit:
         found: list[Inbound] = []
         async with self._lock:
             await self._ready()
+            for key, gaps in list(self._gaps.items()):  # known skips first: one bounded chunk per partition
+                start, end = gaps[0]
+                upto = min(end, start + MAX_REREAD)
+                missed = await self.fetch(key[0], key[1], start, upto)
+                self._repaired(key[0], key[1], start, upto, missed, "skipped (rest of a large gap)")
+                found += missed
+                gaps[0] = (upto, end)
+                if upto >= end:
+                    gaps.pop(0)
+                if not gaps:
+                    del self._gaps[key]
+            if found:
+                return found
             consumer = app.consumer
             paused = {(tp.topic, tp.partition) for tp in getattr(consumer, "_paused_partitions", ())}
             now = time.monotonic()
+            # While the agent still receives on other partitions, a quiet partition is most likely waiting in
+            # Faust's buffers: it must be quiet far longer before its tail counts as skipped.
+            quiet = idle_s if now - self._last_any >= idle_s else BUSY_QUIET_FACTOR * idle_s
             for key, expected in list(self._next.items()):
                 topic, partition = key
-                if key in paused or busy(topic, partition) or now - self._arrived.get(key, 0.0) < idle_s:
+                if key in paused or busy(topic, partition) or now - self._arrived.get(key, 0.0) < quiet:
                     continue
                 try:
                     end = consumer.highwater(TopicPartition(topic, partition))
@@ -167,13 +203,17 @@ class OffsetAudit:
                 if since is None or since[0] != expected:
                     self._behind[key] = (expected, now)
                     continue
-                if now - since[1] < idle_s:
+                if now - since[1] < quiet:
                     continue
                 del self._behind[key]
-                missed = await self.fetch(topic, partition, expected, end)
-                self._repaired(topic, partition, expected, end, missed, "never delivered at the tail")
-                self._next[key] = max(end, self._next.get(key, expected))  # check_now may have moved on
-                self._arrived[key] = now
+                upto = min(end, expected + MAX_REREAD)
+                missed = await self.fetch(topic, partition, expected, upto)
+                self._repaired(topic, partition, expected, upto, missed, "never delivered at the tail")
+                self._next[key] = max(upto, self._next.get(key, expected))  # check_now may have moved on
+                if upto < end:  # more behind: the next call goes on from here without waiting again
+                    self._behind[key] = (upto, now - quiet)
+                else:
+                    self._arrived[key] = now
                 found += missed
         return found
 

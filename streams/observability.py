@@ -120,6 +120,15 @@ class WorkerMetrics:
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
+        self.loop_lag = Histogram(
+            "attune_event_loop_lag_seconds",
+            "How late the event loop ran a 100 ms timer (a stall delays every turn, alert and health check)",
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
+            registry=r,
+        )
+        self.loop_lag_max = Gauge(
+            "attune_event_loop_lag_max_seconds", "The largest event-loop lag since the worker started", registry=r
+        )
         self.judge_calls = Counter("attune_judge_calls", "Judge calls by status", ["status"], registry=r)
         self.judge_cost = Counter(
             "attune_judge_cost_usd", "Judge spend in USD at the config's list prices (priced calls only)", registry=r
@@ -196,6 +205,19 @@ class WorkerMetrics:
         for ts in timestamps:
             if ts:
                 self.latency.observe(max(acked_at - ts, 0.0))
+
+    async def watch_loop_lag(self, interval: float = 0.1) -> None:
+        """Forever: sleep ``interval`` and record how much later than that the loop woke up."""
+        worst = 0.0
+        loop = asyncio.get_running_loop()
+        while True:
+            t = loop.time()
+            await asyncio.sleep(interval)
+            lag = max(loop.time() - t - interval, 0.0)
+            self.loop_lag.observe(lag)
+            if lag > worst:
+                worst = lag
+                self.loop_lag_max.set(worst)
 
     def set_open_conversations(self, metas: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
         self.open.set(sum(1 for _, m in metas if m.get("closed") is None))

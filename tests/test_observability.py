@@ -273,3 +273,22 @@ def test_worker_metrics_match_what_was_published(broker, start_worker, tmp_path:
         assert {"ts", "level", "logger", "msg"} <= obj.keys()
         assert not any(f in ln for f in fragments), ln
         assert not any(t in ln for t in texts), ln
+
+
+def test_event_loop_lag_is_measured() -> None:
+    import time as _time
+
+    from streams.observability import WorkerMetrics
+
+    m = WorkerMetrics()
+
+    async def run() -> None:
+        task = asyncio.ensure_future(m.watch_loop_lag(interval=0.02))
+        await asyncio.sleep(0.1)
+        _time.sleep(0.3)  # a blocking call on the loop: what a huge re-read batch did
+        await asyncio.sleep(0.1)
+        task.cancel()
+
+    asyncio.run(run())
+    assert m.registry.get_sample_value("attune_event_loop_lag_max_seconds") >= 0.25
+    assert m.registry.get_sample_value("attune_event_loop_lag_seconds_count") >= 5

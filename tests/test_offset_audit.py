@@ -142,6 +142,60 @@ def test_tail_reads_back_what_never_arrived_once_idle() -> None:
     assert audit.next_offsets(JOBS) == {0: 6, 1: 3}
 
 
+def test_a_partition_waiting_behind_busy_ones_is_not_read_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 14 (200,000 turns at once): Faust serves partitions unevenly, so one can sit behind its end
+    with its messages buffered while the others deliver. That is not a skip: it is read back only after
+    BUSY_QUIET_FACTOR times the idle time, and then in chunks of at most MAX_REREAD."""
+    import streams._audit as audit_mod
+
+    clock = [1000.0]
+    monkeypatch.setattr(audit_mod.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(audit_mod, "MAX_REREAD", 3)
+    log = {(JOBS, 0): [b"x"] * 10, (JOBS, 1): [b"y"] * 100}
+    audit = audit_with(log, {(JOBS, 0): 0, (JOBS, 1): 0})
+    audit.app.consumer.ends = {(JOBS, 0): 10, (JOBS, 1): 100}
+
+    async def run() -> list[list[int]]:
+        audit.on_assigned(tps(0, 1))
+        await audit.check(JOBS, 0, 0)
+        seen = []
+        for o in range(90):  # partition 1 keeps delivering, one message a second; partition 0 waits
+            clock[0] += 1.0
+            await audit.check(JOBS, 1, o)
+            seen.append([f.offset for f in await audit.tail(idle_s=5.0)])
+        return seen
+
+    seen = asyncio.run(run())
+    first = next(i for i, got in enumerate(seen) if got)
+    assert first >= audit_mod.BUSY_QUIET_FACTOR * 5 - 1  # not before 30 s of quiet while others deliver
+    assert seen[first] == [1, 2, 3]  # bounded: MAX_REREAD at a time
+    assert [o for got in seen[first:] for o in got] == list(range(1, 10))  # then the rest, chunk by chunk
+    assert all(len(got) <= 3 for got in seen)
+
+
+def test_a_large_skip_is_read_back_in_bounded_chunks() -> None:
+    import streams._audit as audit_mod
+
+    log = {(JOBS, 0): [b"m%d" % i for i in range(5 * audit_mod.MAX_REREAD + 10)]}
+    audit = audit_with(log, {(JOBS, 0): 0})
+    consumer = audit.app.consumer
+    last = len(log[(JOBS, 0)]) - 1
+
+    async def run() -> list[int]:
+        audit.on_assigned(tps(0))
+        got = [f.offset for f in await audit.check(JOBS, 0, last)]  # everything before it skipped
+        assert len(got) == audit_mod.MAX_REREAD and audit.pending_gaps() == last - audit_mod.MAX_REREAD
+        consumer.ends = {(JOBS, 0): last + 1}
+        while audit.pending_gaps():
+            chunk = [f.offset for f in await audit.tail(idle_s=60)]  # known skips: no idle wait
+            assert 0 < len(chunk) <= audit_mod.MAX_REREAD
+            got += chunk
+        return got
+
+    assert asyncio.run(run()) == list(range(last))
+    assert audit.repaired == last
+
+
 def test_ack_of_a_read_back_message_reaches_faust() -> None:
     audit = audit_with({}, {})
     audit.ack(Inbound(JOBS, 2, 7, b"k", b"v"))
