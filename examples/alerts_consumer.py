@@ -14,8 +14,15 @@ Guarantees (docs/consumers.md):
 * **Nothing is silently skipped.** A record that does not decode as a ``safety_alert`` this code knows
   (garbage, another kind, a ``schema_version`` of a newer major, a severity added by a newer major) is
   appended to the parking file (JSONL, fsync'd, original bytes in base64) before its offset is committed.
+* **A recreated topic is noticed** (a broker that lost its state, a topic deleted and created again: its
+  offsets start again at 0, and a consumer that keeps its old position skips every new alert below it).
+  At each assignment and every ``--verify-interval`` seconds the consumer reads back the record at the
+  offset it last acknowledged on each partition; if that record is gone or is another alert, the
+  partition is read again from its beginning (the ack store absorbs what was already handled) and a
+  warning says so.
 
-Only the ``schemas`` package (the record contract) and aiokafka are used: no attune runtime.
+Uses the ``schemas`` package (the record contract), attune's connection settings (``streams.security``:
+TLS/SASL from ``ATTUNE_KAFKA_*``, as the worker) and aiokafka: no attune runtime.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import signal
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -41,6 +48,7 @@ from aiokafka.errors import KafkaConnectionError, KafkaError
 
 from schemas import SafetyAlert, decode_output
 from schemas.topics import SAFETY_ALERTS
+from streams.security import client_kwargs
 
 log = logging.getLogger("alerts_consumer")
 
@@ -115,6 +123,16 @@ class AckStore:
                 "offset" INTEGER NOT NULL, acked_at REAL NOT NULL, deliveries INTEGER NOT NULL DEFAULT 1,
                 record TEXT NOT NULL)"""
         )
+        # One row per detected recreation of a partition: acks before it belong to the old topic.
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS recreations (topic TEXT NOT NULL, partition INTEGER NOT NULL, at REAL NOT NULL)"
+        )
+        # Per partition, an acknowledged (offset, alert_id) already verified against the broker: the next check
+        # reads that offset again (checking only the newest ack would miss a recreation followed by new acks).
+        self.db.execute(
+            """CREATE TABLE IF NOT EXISTS checkpoints (topic TEXT NOT NULL, partition INTEGER NOT NULL,
+                "offset" INTEGER NOT NULL, alert_id TEXT NOT NULL, PRIMARY KEY (topic, partition))"""
+        )
 
     def is_acked(self, alert_id: str) -> bool:
         return self.db.execute("SELECT 1 FROM acks WHERE alert_id = ?", (alert_id,)).fetchone() is not None
@@ -137,6 +155,35 @@ class AckStore:
                 alert.model_dump_json(),
             ),
         )
+        # The first ack on a partition is its checkpoint (it was just read from the broker): a recreation
+        # before the first check is then noticed too.
+        self.db.execute(
+            "INSERT OR IGNORE INTO checkpoints VALUES (?, ?, ?, ?)",
+            (msg.topic, msg.partition, msg.offset, alert.alert_id),
+        )
+
+    def last_ack(self, topic: str, partition: int) -> tuple[int, str] | None:
+        """(offset, alert_id) of the latest alert acknowledged on this partition since its last recreation."""
+        row = self.db.execute(
+            """SELECT "offset", alert_id FROM acks WHERE topic = ? AND partition = ? AND acked_at > COALESCE(
+                   (SELECT MAX(at) FROM recreations WHERE topic = ? AND partition = ?), 0)
+               ORDER BY acked_at DESC LIMIT 1""",
+            (topic, partition, topic, partition),
+        ).fetchone()
+        return (int(row[0]), str(row[1])) if row else None
+
+    def checkpoint(self, topic: str, partition: int) -> tuple[int, str] | None:
+        row = self.db.execute(
+            'SELECT "offset", alert_id FROM checkpoints WHERE topic = ? AND partition = ?', (topic, partition)
+        ).fetchone()
+        return (int(row[0]), str(row[1])) if row else None
+
+    def set_checkpoint(self, topic: str, partition: int, offset: int, alert_id: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?)", (topic, partition, offset, alert_id))
+
+    def recreated(self, topic: str, partition: int) -> None:
+        self.db.execute("INSERT INTO recreations VALUES (?, ?, ?)", (topic, partition, time.time()))
+        self.db.execute("DELETE FROM checkpoints WHERE topic = ? AND partition = ?", (topic, partition))
 
     def redelivered(self, alert_id: str) -> None:
         self.db.execute("UPDATE acks SET deliveries = deliveries + 1 WHERE alert_id = ?", (alert_id,))
@@ -253,11 +300,94 @@ class AlertProcessor:
             self.pending.pop(tp, None)
 
 
+RecordReader = Callable[[TopicPartition, int], Awaitable[bytes | None]]
+
+
+class TopicGuard:
+    """Notices a recreated partition: the record at the offset last acknowledged there is gone or another alert.
+
+    Why: a broker that lost its state (the embedded broker keeps everything in memory) or a topic deleted and
+    created again starts its offsets at 0; a consumer that keeps its position (or its committed offset) skips
+    every new alert below it, silently. Reading back one record per partition is cheap and decides it.
+    """
+
+    def __init__(self, store: AckStore, read: RecordReader) -> None:
+        self.store, self.read = store, read
+        self.recreations = 0
+
+    async def verify(self, consumer: Any, partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
+        """Partitions found recreated; each is sought to its beginning (the ack store dedupes the re-read)."""
+        found = []
+        for tp in partitions:
+            last = self.store.last_ack(tp.topic, tp.partition)
+            checked = self.store.checkpoint(tp.topic, tp.partition) or last
+            if checked is None:
+                continue
+            offset, alert_id = checked
+            try:
+                value = await self.read(tp, offset)
+            except KafkaError as exc:  # the broker is down or restarting: decide at the next check
+                log.warning("cannot verify %s[%d] now (%s); checking again later", tp.topic, tp.partition, exc)
+                continue
+            try:
+                now = decode_output(value).alert_id if value is not None else None  # type: ignore[union-attr]
+            except (ValueError, AttributeError):
+                now = None
+            if now == alert_id:
+                if last is not None:  # verified: next time, check from the newest acknowledgement
+                    self.store.set_checkpoint(tp.topic, tp.partition, *last)
+                continue
+            what = "is gone" if value is None else "holds another record"
+            log.warning(
+                "%s[%d] was recreated: offset %d, where alert %s was acknowledged, %s; reading the partition "
+                "again from its beginning (alerts already handled are not handled twice)",
+                tp.topic,
+                tp.partition,
+                offset,
+                alert_id,
+                what,
+            )
+            self.store.recreated(tp.topic, tp.partition)
+            await consumer.seek_to_beginning(tp)
+            self.recreations += 1
+            found.append(tp)
+        return found
+
+
+def record_reader(bootstrap: str) -> RecordReader:
+    """Read one record at an offset with a throwaway consumer outside the group (no effect on positions)."""
+
+    async def read(tp: TopicPartition, offset: int) -> bytes | None:
+        reader = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, **client_kwargs())
+        await reader.start()
+        try:
+            reader.assign([tp])
+            start = (await reader.beginning_offsets([tp]))[tp]
+            end = (await reader.end_offsets([tp]))[tp]
+            if not start <= offset < max(end, offset + 1):
+                return None
+            reader.seek(tp, offset)
+            deadline = time.monotonic() + 5.0
+            while time.monotonic() < deadline:
+                for msg in (await reader.getmany(tp, timeout_ms=500)).get(tp, []):
+                    if msg.offset == offset:
+                        return msg.value or b""
+                    if msg.offset > offset:
+                        return None
+                if await reader.position(tp) > offset:
+                    return None
+            return None
+        finally:
+            await reader.stop()
+
+    return read
+
+
 class _CommitOnRevoke(ConsumerRebalanceListener):
     """Before partitions move to another member, commit what this one acknowledged (fewer redeliveries)."""
 
-    def __init__(self, processor: AlertProcessor, consumer: AIOKafkaConsumer) -> None:
-        self.processor, self.consumer = processor, consumer
+    def __init__(self, processor: AlertProcessor, consumer: AIOKafkaConsumer, guard: TopicGuard) -> None:
+        self.processor, self.consumer, self.guard = processor, consumer, guard
 
     async def on_partitions_revoked(self, revoked: Any) -> None:
         await self.processor.commit(self.consumer, force=True)
@@ -265,6 +395,7 @@ class _CommitOnRevoke(ConsumerRebalanceListener):
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
         log.info("assigned %s", sorted((tp.topic, tp.partition) for tp in assigned))
+        await self.guard.verify(self.consumer, assigned)
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -279,7 +410,9 @@ async def run(args: argparse.Namespace) -> int:
         session_timeout_ms=args.session_timeout_ms,
         heartbeat_interval_ms=max(100, args.session_timeout_ms // 3),
         fetch_max_wait_ms=args.fetch_max_wait_ms,
+        **client_kwargs(),
     )
+    guard = TopicGuard(store, record_reader(bootstrap_of(args.broker)))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -287,9 +420,14 @@ async def run(args: argparse.Namespace) -> int:
     backoff = 0.0
     try:
         await consumer.start()
-        consumer.subscribe([SAFETY_ALERTS.name], listener=_CommitOnRevoke(processor, consumer))
+        consumer.subscribe([SAFETY_ALERTS.name], listener=_CommitOnRevoke(processor, consumer, guard))
         print(f"ALERTS_CONSUMER_STARTED group={args.group} pid={os.getpid()}", flush=True)
+        verified = time.monotonic()
         while not stop.is_set():
+            if args.verify_interval > 0 and time.monotonic() - verified >= args.verify_interval:
+                await processor.commit(consumer, force=True)
+                await guard.verify(consumer, consumer.assignment())
+                verified = time.monotonic()
             batch = await consumer.getmany(timeout_ms=200, max_records=args.max_records)
             if await processor.process(consumer, batch):
                 backoff = 0.0
@@ -306,7 +444,10 @@ async def run(args: argparse.Namespace) -> int:
         await consumer.stop()  # leaves the group: the partition moves to a standby at once
         store.close()
     c = processor.counts
-    print(f"stopped: acked={c['acked']} duplicate={c['duplicate']} parked={c['parked']} failed={c['failed']}")
+    print(
+        f"stopped: acked={c['acked']} duplicate={c['duplicate']} parked={c['parked']} failed={c['failed']} "
+        f"recreated={guard.recreations}"
+    )
     return 0
 
 
@@ -332,6 +473,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--fetch-max-wait-ms", type=int, default=100, help="long-poll wait (default: %(default)s)")
     p.add_argument("--max-records", type=int, default=100, help="records per poll (default: %(default)s)")
+    p.add_argument(
+        "--verify-interval",
+        type=float,
+        default=30.0,
+        help="check every N s that no partition was recreated (also at each assignment); 0 = only then "
+        "(default: %(default)s)",
+    )
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("aiokafka").setLevel(logging.WARNING)

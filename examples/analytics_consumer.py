@@ -38,6 +38,7 @@ from aiokafka.errors import KafkaConnectionError
 
 from schemas import ConversationScore, ConversationVerdict, OutputRecord, TurnJudgment, TurnScore, decode_output
 from schemas.topics import CONVERSATION_SCORES, CONVERSATION_VERDICTS, TURN_JUDGMENTS, TURN_SCORES
+from streams.security import client_kwargs
 
 TOPICS: tuple[str, ...] = (TURN_SCORES.name, CONVERSATION_SCORES.name, CONVERSATION_VERDICTS.name, TURN_JUDGMENTS.name)
 
@@ -195,7 +196,11 @@ def load_batch(con: duckdb.DuckDBPyConnection, batch: dict[TopicPartition, list[
 async def consume_into(con: duckdb.DuckDBPyConnection, broker: str, topics: Iterable[str], max_idle: float) -> dict:
     """Read every partition from its stored offset up to its end (as of the last fetch), loading as it goes."""
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap_of(broker), group_id=None, enable_auto_commit=False, fetch_max_wait_ms=100
+        bootstrap_servers=bootstrap_of(broker),
+        group_id=None,
+        enable_auto_commit=False,
+        fetch_max_wait_ms=100,
+        **client_kwargs(),  # TLS/SASL from ATTUNE_KAFKA_*, as the worker (streams.security)
     )
     stats = {"records": 0, "new_rows": 0, "skipped": 0}
     try:

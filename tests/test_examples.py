@@ -11,6 +11,7 @@ import asyncio
 import importlib.util
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -181,6 +182,39 @@ async def test_alerts_are_routed_by_severity_and_acknowledged_before_the_commit(
     assert {k: v[:2] for k, v in acks.items()} == {f"a{i}": (DOCUMENTED_ROUTES[s], s) for i, s in enumerate(severities)}
     assert acks["a0"][3] == 2  # the duplicate counted, not acknowledged again
     assert proc.counts == {"acked": 5, "duplicate": 1, "parked": 1, "failed": 0}
+
+
+class SeekingConsumer(FakeConsumer):
+    async def seek_to_beginning(self, tp: TopicPartition) -> None:
+        self.events.append(("seek_to_beginning", tp))
+
+
+async def test_a_recreated_topic_is_read_again_from_its_beginning(tmp_path: Path) -> None:
+    """Issue 14: after a broker lost its state the alerts topic starts again at offset 0; a consumer keeping its
+    position skipped 22 of 27 new alerts. The guard reads back the record at the last acknowledged offset."""
+    events: list[tuple] = []
+    proc = _processor(tmp_path, events)
+    consumer = SeekingConsumer(events)
+    old = [encode(_alert(i, "high")) for i in range(30)]
+    assert await proc.process(consumer, {TP: _msgs(old)})
+    topic: dict[int, bytes] = dict(enumerate(old))
+
+    async def read(tp: TopicPartition, offset: int) -> bytes | None:
+        return topic.get(offset)
+
+    guard = alerts_mod.TopicGuard(proc.store, read)
+    assert await guard.verify(consumer, [TP]) == []  # the same topic: nothing to do
+    # The broker comes back empty and 40 new alerts arrive: offset 29 now holds another alert.
+    new = [encode(_alert(100 + i, "high")) for i in range(40)]
+    topic = dict(enumerate(new))
+    assert await guard.verify(consumer, [TP]) == [TP]
+    assert events[-1] == ("seek_to_beginning", TP) and guard.recreations == 1
+    assert await proc.process(consumer, {TP: _msgs(new)})  # from the beginning: every new alert handled
+    assert {f"a{100 + i}" for i in range(40)} <= set(_acks(tmp_path / "acks.sqlite"))
+    assert await guard.verify(consumer, [TP]) == []  # the new topic is now the one acknowledged
+    # Shorter than before (offset 39 gone): recreated as well.
+    topic = {0: encode(_alert(500, "high"))}
+    assert await guard.verify(consumer, [TP]) == [TP]
 
 
 async def test_a_failing_handler_is_never_committed_past_and_is_retried(tmp_path: Path) -> None:
@@ -620,3 +654,47 @@ def test_analytics_consumer_loads_one_row_per_record_and_slices_match_the_topics
     assert second.proc.wait(60) == 0, second.text()
     assert "read 0 records: 0 new rows, 0 skipped" in second.text()
     assert json.loads(report.read_text()) == rep
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_alerts_consumer_notices_the_broker_lost_its_topics_and_skips_nothing(broker, tmp_path) -> None:
+    """Issue 14 part 1: the embedded broker restarts (memory: topics recreated, offsets from 0) under a running
+    alerts consumer, and more new alerts arrive than it had read: every new alert is acknowledged."""
+    from streams import StreamSettings, create_topics
+    from streams.io import send_raw
+
+    def publish(alerts: list[SafetyAlert]) -> None:
+        settings = StreamSettings(broker=broker.url, profile="tansu")
+        asyncio.run(create_topics(broker.bootstrap, settings.topics(), configs=settings.topic_configs()))
+        asyncio.run(
+            send_raw(broker.url, SAFETY_ALERTS.name, [(a.conversation_id.encode(), encode(a)) for a in alerts], "tansu")
+        )
+
+    def acked() -> set[str]:
+        return set(_acks(acks)) if acks.exists() else set()
+
+    def wait_for(ids: set[str], timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not ids <= acked():
+            assert time.monotonic() < deadline, f"{len(ids - acked())} never acknowledged:\n{consumer.text()[-3000:]}"
+            time.sleep(0.3)
+
+    acks = tmp_path / "acks.sqlite"
+    old = [_alert(i, "high") for i in range(12)]
+    publish(old)
+    args = ["--broker", broker.url, "--group", "safety-recreated", "--ack-store", str(acks)]
+    args += ["--session-timeout-ms", "1500", "--verify-interval", "1"]
+    consumer = ExampleProcess("alerts_consumer.py", args, tmp_path / "consumer.log")
+    try:
+        wait_for({a.alert_id for a in old})
+        broker.stop()
+        broker.start()  # same port, empty: the topics start again at offset 0
+        new = [_alert(1000 + i, "high") for i in range(40)]  # more than it had read on any partition
+        publish(new)
+        wait_for({a.alert_id for a in new})
+        assert consumer.terminate() == 0
+    finally:
+        consumer.kill()
+    assert "was recreated" in consumer.text() and re.search(r"recreated=[1-9]", consumer.text())
+    assert acked() == {a.alert_id for a in old + new}
