@@ -6,8 +6,9 @@ same turn always produces the same records (ids included) on any worker, on rede
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from schemas import (
     SEVERITY_ORDER,
@@ -43,6 +44,16 @@ from .voice import RUBRIC as VOICE_RUBRIC
 from .voice import score_voice
 
 _DEFAULT_CONTEXT = TurnContext()
+
+
+class ScoredTurn(Protocol):
+    """What the close reads of each reply's score: a ``TurnScore``, or the stream's slimmer summary of one."""
+
+    @property
+    def metrics(self) -> Mapping[str, float]: ...
+
+    @property
+    def empathy(self) -> float: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +213,7 @@ class Evaluator:
         messages: Sequence[tuple[int, Message]],
         context: TurnContext | None,
         close_reason: CloseReason,
-        turn_scores: Iterable[TurnScore] = (),
+        turn_scores: Iterable[ScoredTurn] = (),
     ) -> ConversationScore:
         """Run the heuristic 12-criterion checklist over the ordered messages and score it (seed 001)."""
         ordered = [m for _, m in sorted(messages, key=lambda p: p[0])]
