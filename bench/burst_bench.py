@@ -106,6 +106,13 @@ def main() -> int:
     p.add_argument("--turns-per-conversation", type=int, default=20)
     p.add_argument("--timeout", type=float, default=900.0)
     p.add_argument("--json", default=None)
+    p.add_argument(
+        "--tombstone-ttl",
+        type=float,
+        default=20.0,
+        help="the worker's --tombstone-ttl: after the drain, RSS is read again once every closed conversation's "
+        "tombstone has expired (that long plus 15 s)",
+    )
     args = p.parse_args()
     convs = conversations(args.turns, args.turns_per_conversation)
     want = sum(m.role == "assistant" for c in convs for m in c.turns)
@@ -117,7 +124,10 @@ def main() -> int:
         worker = WorkerProcess(
             broker.url,
             "tansu",
-            ["--inactivity-timeout", "3600", "--metrics-port", str(port), "--loglevel", "WARNING"],
+            [
+                *("--inactivity-timeout", "3600", "--metrics-port", str(port), "--loglevel", "WARNING"),
+                *("--tombstone-ttl", str(args.tombstone_ttl)),
+            ],
             log_path=logdir / "worker.log",
         )
         try:
@@ -140,6 +150,9 @@ def main() -> int:
             drained_s = time.monotonic() - started
             ids = asyncio.run(distinct_scores(broker.url, want, timeout=120))
             m = metrics(port)
+            rss_drained = proc_kb(worker.pid, "VmRSS")
+            time.sleep(args.tombstone_ttl + 15.0)  # every tombstone expired, its keys deleted from the tables
+            rss_expired = proc_kb(worker.pid, "VmRSS")
             rereads = [int(x) for x in re.findall(r"re-read (\d+) message", "\n".join(worker.lines))]
             result = {
                 "turns": len(convs) * args.turns_per_conversation,
@@ -157,7 +170,9 @@ def main() -> int:
                 "duplicates_ignored": m.get('attune_turns_ignored_total{reason="duplicate"}', 0.0),
                 "worker_rss_mb_start": round(rss0 / 1024),
                 "worker_rss_mb_peak": round(proc_kb(worker.pid, "VmHWM") / 1024),
-                "worker_rss_mb_end": round(proc_kb(worker.pid, "VmRSS") / 1024),
+                "worker_rss_mb_drained": round(rss_drained / 1024),
+                "worker_rss_mb_after_expiry": round(rss_expired / 1024),
+                "open_conversations_after_expiry": m.get("attune_open_conversations", float("nan")),
             }
         finally:
             worker.stop(30)
