@@ -8,30 +8,54 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._core import (
-    BatchResult,
-    ClosedConversation,
-    CloseHook,
-    DictStore,
-    Inbound,
-    Outbound,
-    StateStore,
-    Timeouts,
-    TurnHook,
-    TurnProcessor,
-    Write,
-)
-from .broker import PROFILES, BrokerProfile, EmbeddedBroker, create_topics, tansu_binary
-from .settings import StreamSettings
-
+# Every name is imported on first use: ``streams._core`` pulls in the scorers (~0.9 s), which a process
+# that only needs ``streams.security`` or ``streams.broker`` (an example consumer, a standby taking over)
+# must not pay at start.
 _LAZY = {
+    **dict.fromkeys(
+        (
+            "BatchResult",
+            "ClosedConversation",
+            "CloseHook",
+            "DictStore",
+            "Inbound",
+            "Outbound",
+            "StateStore",
+            "Timeouts",
+            "TurnHook",
+            "TurnProcessor",
+            "Write",
+        ),
+        "_core",
+    ),
+    **dict.fromkeys(("PROFILES", "BrokerProfile", "EmbeddedBroker", "create_topics", "tansu_binary"), "broker"),
+    "StreamSettings": "settings",
     "create_app": "app",
     "run_worker": "app",
     "FaustStore": "app",
     "WorkerProcess": "worker",
 }
+
+if TYPE_CHECKING:
+    from ._core import (
+        BatchResult,
+        ClosedConversation,
+        CloseHook,
+        DictStore,
+        Inbound,
+        Outbound,
+        StateStore,
+        Timeouts,
+        TurnHook,
+        TurnProcessor,
+        Write,
+    )
+    from .app import FaustStore, create_app, run_worker
+    from .broker import PROFILES, BrokerProfile, EmbeddedBroker, create_topics, tansu_binary
+    from .settings import StreamSettings
+    from .worker import WorkerProcess
 
 
 def __getattr__(name: str) -> Any:
