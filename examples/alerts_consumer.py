@@ -48,6 +48,7 @@ from aiokafka.errors import KafkaConnectionError, KafkaError
 
 from schemas import SafetyAlert, decode_output
 from schemas.topics import SAFETY_ALERTS
+from streams.broker import bootstrap_of
 from streams.security import client_kwargs
 
 log = logging.getLogger("alerts_consumer")
@@ -85,13 +86,6 @@ def _announce(route: str) -> Handler:
 
 
 DEFAULT_HANDLERS: dict[str, Handler] = {route: _announce(route) for route in set(ROUTES.values())}
-
-
-def bootstrap_of(url: str) -> str:
-    """``kafka://host:port[;host2:port2]`` or ``host:port`` -> what aiokafka wants."""
-    for prefix in ("kafka://", "tcp://"):
-        url = url.removeprefix(prefix)
-    return url.rstrip("/").replace(";", ",")
 
 
 class Message(Protocol):

@@ -38,6 +38,7 @@ from aiokafka.errors import KafkaConnectionError
 
 from schemas import ConversationScore, ConversationVerdict, OutputRecord, TurnJudgment, TurnScore, decode_output
 from schemas.topics import CONVERSATION_SCORES, CONVERSATION_VERDICTS, TURN_JUDGMENTS, TURN_SCORES
+from streams.broker import bootstrap_of
 from streams.security import client_kwargs
 
 TOPICS: tuple[str, ...] = (TURN_SCORES.name, CONVERSATION_SCORES.name, CONVERSATION_VERDICTS.name, TURN_JUDGMENTS.name)
@@ -85,13 +86,6 @@ COLUMNS: tuple[str, ...] = (
     "history_complete", "tenant", "experiment_arm", "metadata", "produced_at", "topic", "partition", "offset",
 )  # fmt: skip
 _INSERT_CHUNK = 500  # rows per multi-row INSERT (duckdb's executemany costs ~2 ms a row)
-
-
-def bootstrap_of(url: str) -> str:
-    """``kafka://host:port[;host2:port2]`` or ``host:port`` -> what aiokafka wants."""
-    for prefix in ("kafka://", "tcp://"):
-        url = url.removeprefix(prefix)
-    return url.rstrip("/").replace(";", ",")
 
 
 def _label(value: Any) -> str | None:
