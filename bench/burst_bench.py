@@ -75,10 +75,11 @@ async def publish_all(url: str, convs: list[Conversation]) -> float:
     t = time.monotonic()
     try:
         futs = []
+        exploded = [(c.conversation_id.encode(), c.as_turns()) for c in convs]  # once per conversation
         # all conversations open together: turn j of every conversation, then turn j + 1
         for j in range(len(convs[0].turns)):
-            for c in convs:
-                futs.append(await producer.send(TURNS.name, encode(c.as_turns()[j]), key=c.conversation_id.encode()))
+            for key, turns in exploded:
+                futs.append(await producer.send(TURNS.name, encode(turns[j]), key=key))
         await asyncio.gather(*futs)
     finally:
         await producer.stop()
