@@ -1,6 +1,6 @@
 """Seed 002 metric 3, Response Relevance: cosine similarity of the query and response embeddings.
 
-Default embedder: the local ONNX MiniLM (:mod:`._minilm`), so relevance costs nothing and needs no
+Default embedder: the local ONNX MiniLM (:mod:`scorers.embeddings`), so relevance costs nothing and needs no
 key; route it to ``openai:text-embedding-3-small`` (seed 002's choice) in the config to use OpenAI.
 The score is the raw cosine (seed 002 §3: "Relevance Score = cosine_similarity(query_emb,
 response_emb)"); it is not clipped, so an (unusual) negative similarity stays visible.
@@ -13,8 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from schemas import RubricRef
-
-from ._minilm import MODEL_ID, MiniLMEmbedder, shared_embedder
+from scorers.embeddings import MODEL_ID, MiniLMEmbedder, shared_embedder
 
 RUBRIC = RubricRef(id="relevance-embedding", version="1.0", source="seed-002")
 

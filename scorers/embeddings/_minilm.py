@@ -19,6 +19,12 @@ import numpy as np
 
 MAX_LENGTH = 256
 MODEL_ID = "all-MiniLM-L6-v2-int8"
+DIM = 384
+#: Word pieces per ONNX run (texts x padded width). Texts are sorted by length and cut into runs of at most this
+#: many padded word pieces, so each run pads only to its own longest text. Measured on one core (2026-11-25,
+#: 100 EPITOME posts and replies / 128 short chat turns, texts/s): one padded run 6.7 / 132; budget 2048:
+#: 48 / 164; 256: 68 / 184; 128: 68 / 178; one text per run: 64 / 138. So: small runs, sorted by length.
+TOKEN_BUDGET = 256
 
 
 class MiniLMEmbedder:
@@ -34,7 +40,6 @@ class MiniLMEmbedder:
             vocab_path = str(resources.files(__package__).joinpath("vocab.txt"))
         self._tok = BertWordPieceTokenizer(str(vocab_path), lowercase=True)
         self._tok.enable_truncation(MAX_LENGTH)
-        self._tok.enable_padding()
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 1  # a scorer on a shared box: one core, predictable latency
         opts.inter_op_num_threads = 1
@@ -44,8 +49,26 @@ class MiniLMEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text (blocking: call it in a worker thread)."""
         encs = self._tok.encode_batch(texts)
-        ids = np.array([e.ids for e in encs], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
+        start = 0
+        while start < len(order):
+            end = start + 1  # widths grow along ``order``: a run's width is that of its last text
+            while end < len(order) and (end + 1 - start) * len(encs[order[end]].ids) <= TOKEN_BUDGET:
+                end += 1
+            group = order[start:end]
+            width = len(encs[group[-1]].ids)
+            ids = np.zeros((len(group), width), dtype=np.int64)
+            mask = np.zeros_like(ids)
+            for row, i in enumerate(group):
+                n = len(encs[i].ids)
+                ids[row, :n] = encs[i].ids
+                mask[row, :n] = 1
+            out[group] = self._run(ids, mask)
+            start = end
+        return out
+
+    def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         types = np.zeros_like(ids)
         with self._lock:
             (hidden,) = self._session.run(
