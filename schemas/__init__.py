@@ -1,8 +1,9 @@
 """Record schemas and topic names of attune: the one place producers and consumers agree on.
 
 Inputs: :class:`Turn`, :class:`ConversationEnd`, :class:`Conversation`.
-Outputs (``kind``-tagged): :class:`TurnScore`, :class:`TurnJudgment`, :class:`ConversationScore`,
-:class:`ConversationVerdict`, :class:`SafetyAlert`, :class:`DeadLetter`. Topics: :mod:`schemas.topics`.
+Outputs (``kind``-tagged): :class:`TurnScore`, :class:`TurnJudgment`, :class:`TurnModelScore`,
+:class:`ConversationScore`, :class:`ConversationVerdict`, :class:`SafetyAlert`, :class:`DeadLetter`.
+Topics: :mod:`schemas.topics`.
 """
 
 from ._codec import (
@@ -40,6 +41,7 @@ from ._outputs import (
     Severity,
     TierDisagreement,
     TurnJudgment,
+    TurnModelScore,
     TurnScore,
     Usage,
     utcnow,
@@ -53,6 +55,7 @@ ALL_RECORDS = (
     Conversation,
     TurnScore,
     TurnJudgment,
+    TurnModelScore,
     ConversationScore,
     ConversationVerdict,
     SafetyAlert,
@@ -98,6 +101,7 @@ __all__ = [
     "Turn",
     "TurnContext",
     "TurnJudgment",
+    "TurnModelScore",
     "TurnScore",
     "Usage",
     "check_nesting",

@@ -139,6 +139,29 @@ class TurnJudgment(Record):
     produced_at: datetime = Field(default_factory=utcnow)
 
 
+class TurnModelScore(Record):
+    """Learned-model score of one assistant turn (docs/empathy-model.md), produced off the inline path."""
+
+    kind: Literal["turn_model_score"] = "turn_model_score"
+    record_id: str
+    conversation_id: ConversationId
+    turn_index: TurnIndex
+    tier: Literal["model"] = "model"
+    rubric: RubricRef = Field(description="The model and its version, e.g. empathy-minilm-ridge@1.0.")
+    embedder: str = Field(description="The sentence embedder the model's weights were trained for.")
+    empathy: float = Field(ge=1.0, le=5.0, description="Overall empathy on the cheap signal's 1–5 scale.")
+    components: dict[str, float] = Field(
+        description="EPITOME-style mechanisms, 0–2 each: emotional_reaction, interpretation, exploration."
+    )
+    seeker_turn_index: int | None = Field(
+        default=None,
+        description="The user turn read as the seeker's message, when the model reads one; None when the "
+        "reply had no earlier user turn in the conversation.",
+    )
+    metadata: dict[str, MetadataValue] = _metadata()
+    produced_at: datetime = Field(default_factory=utcnow)
+
+
 class CriterionResult(_Strict):
     answer: Answer
     reasoning: str = ""
@@ -311,6 +334,6 @@ class DeadLetter(Record):
 
 
 OutputRecord = Annotated[
-    TurnScore | TurnJudgment | ConversationScore | ConversationVerdict | SafetyAlert | DeadLetter,
+    TurnScore | TurnJudgment | TurnModelScore | ConversationScore | ConversationVerdict | SafetyAlert | DeadLetter,
     Field(discriminator="kind"),
 ]

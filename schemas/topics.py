@@ -10,7 +10,15 @@ from dataclasses import dataclass
 
 from ._inputs import ConversationEnd, Turn
 from ._jobs import JudgeJob
-from ._outputs import ConversationScore, ConversationVerdict, DeadLetter, SafetyAlert, TurnJudgment, TurnScore
+from ._outputs import (
+    ConversationScore,
+    ConversationVerdict,
+    DeadLetter,
+    SafetyAlert,
+    TurnJudgment,
+    TurnModelScore,
+    TurnScore,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +58,15 @@ TURN_JUDGMENTS = TopicSpec(
     producers=("streams.judging (judge agent)",),
     consumers=("analytics consumers", "attune tail"),
     doc="LLM-judge results per sampled assistant turn.",
+)
+TURN_MODEL_SCORES = TopicSpec(
+    name="attune.scores.model",
+    partitions=4,
+    key="conversation_id",
+    records=(TurnModelScore,),
+    producers=("streams.model_stage (attune model-stage, its own consumer group)",),
+    consumers=("analytics consumers", "attune tail"),
+    doc="Learned-model scores (empathy and its components) of every assistant turn, off the inline path.",
 )
 CONVERSATION_SCORES = TopicSpec(
     name="attune.scores.conversation",
@@ -95,6 +112,7 @@ ALL_TOPICS: tuple[TopicSpec, ...] = (
     TURNS,
     TURN_SCORES,
     TURN_JUDGMENTS,
+    TURN_MODEL_SCORES,
     CONVERSATION_SCORES,
     CONVERSATION_VERDICTS,
     SAFETY_ALERTS,

