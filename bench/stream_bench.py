@@ -323,6 +323,14 @@ async def live_phase(
         collector = await prepared(broker)
     if worker is None:
         worker, _ = await start_worker(mode, args, logdir, broker, "live")
+    stage = None
+    if args.model_stage:  # the learned-model stage on the same machine, busy the whole live phase
+        stage = subprocess.Popen(
+            [sys.executable, "-m", "attune", "model-stage", "--broker", broker.url, "--profile", "tansu"],
+            stdout=open(logdir / f"model-stage-{mode}.log", "w"),  # noqa: SIM115
+            stderr=subprocess.STDOUT,
+        )
+        await asyncio.sleep(8)  # group join and model load, before the warm-up
     try:
         # Warm-up, not measured: every bundled sample once at the live rate (the producer's and the
         # reader's first requests, the worker's first sends to each topic).
@@ -386,6 +394,9 @@ async def live_phase(
             n_alerts=len(alert_lat),
         )
     finally:
+        if stage is not None:
+            stage.terminate()
+            result["model_stage_exit"] = stage.wait(timeout=30)
         if own:
             worker.stop()
             await collector.close()
@@ -437,6 +448,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--py-spy-phase", choices=["drain", "live"], default="drain", help="which phase --py-spy samples")
     p.add_argument("--batch", type=int, default=500, help="events per batch in the processor mode")
     p.add_argument("--json", default=None, help="also write the results here")
+    p.add_argument(
+        "--model-stage", action="store_true", help="run `attune model-stage` on the live broker during the live phase"
+    )
     p.add_argument("--trace", default=None, help="write (sent_at, score|alert, latency_ms) rows to TRACE.<mode>.json")
     args = p.parse_args(argv)
     logdir = Path(tempfile.mkdtemp(prefix="attune-bench-"))

@@ -152,7 +152,7 @@ def matrices(rows: Rows, cache: Path | None = None) -> dict[str, np.ndarray]:
 
 def balanced(sources: np.ndarray) -> np.ndarray:
     """Sample weights giving every source the same total weight, so no one writer's style (nor the 1,099
-    persona utterances) dominates the fit; fixed before any figure was seen, not tuned."""
+    persona utterances) dominates the fit (decided on this script's cross-validation, docs/empathy-model.md)."""
     names, counts = np.unique(sources, return_counts=True)
     per = dict(zip(names, len(sources) / (len(names) * counts), strict=True))
     return np.asarray([per[s] for s in sources])

@@ -235,6 +235,7 @@ def _cmd_model_stage(args: argparse.Namespace) -> int:
         app_id=args.app_id,
         batch_max=args.batch_max,
         max_conversations=args.max_conversations,
+        nice=args.nice,
     )
 
 
@@ -305,6 +306,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=50_000,
         help="open conversations whose last user turn is remembered as context (default %(default)s)",
+    )
+    p.add_argument(
+        "--nice",
+        type=int,
+        default=10,
+        help="lower this process's CPU priority by N, so a worker on the same machine keeps its latency "
+        "(default %(default)s; 0 = unchanged)",
     )
     p.set_defaults(func=_cmd_model_stage)
 

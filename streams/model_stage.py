@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import time
 from dataclasses import dataclass, field
@@ -129,9 +130,17 @@ async def run_stage(
     return stats
 
 
-def main(broker: str, *, profile: ProfileName, app_id: str, batch_max: int, max_conversations: int) -> int:
-    """Run until SIGINT/SIGTERM; exit 0 after a clean stop (the last batch committed)."""
+def main(
+    broker: str, *, profile: ProfileName, app_id: str, batch_max: int, max_conversations: int, nice: int = 10
+) -> int:
+    """Run until SIGINT/SIGTERM; exit 0 after a clean stop (the last batch committed).
+
+    ``nice``: the stage lowers its own CPU priority, so on a machine it shares with a worker the inline
+    scores and alerts win the cores and the model lags instead (docs/empathy-model.md, "Throughput").
+    """
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if nice:
+        os.nice(nice)
 
     async def go() -> StageStats:
         stop = asyncio.Event()
