@@ -36,15 +36,30 @@ import duckdb
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaConnectionError
 
-from schemas import ConversationScore, ConversationVerdict, OutputRecord, TurnJudgment, TurnScore, decode_output
-from schemas.topics import CONVERSATION_SCORES, CONVERSATION_VERDICTS, TURN_JUDGMENTS, TURN_SCORES
+from schemas import (
+    ConversationScore,
+    ConversationVerdict,
+    OutputRecord,
+    TurnJudgment,
+    TurnModelScore,
+    TurnScore,
+    decode_output,
+)
+from schemas.topics import CONVERSATION_SCORES, CONVERSATION_VERDICTS, TURN_JUDGMENTS, TURN_MODEL_SCORES, TURN_SCORES
 from streams.broker import bootstrap_of
 from streams.security import client_kwargs
 
-TOPICS: tuple[str, ...] = (TURN_SCORES.name, CONVERSATION_SCORES.name, CONVERSATION_VERDICTS.name, TURN_JUDGMENTS.name)
+TOPICS: tuple[str, ...] = (
+    TURN_SCORES.name,
+    CONVERSATION_SCORES.name,
+    CONVERSATION_VERDICTS.name,
+    TURN_JUDGMENTS.name,
+    TURN_MODEL_SCORES.name,
+)
 
 #: One row per record. Scales differ per column, so no column mixes two (``score`` 0–1 checklist,
-#: ``empathy`` 1–5 cheap signal, ``overall_quality`` 0–1 seed-004, ``judge_overall`` 1–5 seed-000 rubric).
+#: ``empathy`` 1–5: the cheap signal on ``turn_score`` rows, the learned one on ``turn_model_score`` rows (the
+#: ``rubric`` column names which), ``overall_quality`` 0–1 seed-004, ``judge_overall`` 1–5 seed-000 rubric).
 DDL = """
 CREATE TABLE IF NOT EXISTS scores (
     record_id VARCHAR PRIMARY KEY,
@@ -113,6 +128,8 @@ def row_of(rec: OutputRecord, topic: str, partition: int, offset: int) -> dict[s
             status=rec.status,
             judge_overall=overall,
         )
+    elif isinstance(rec, TurnModelScore):
+        row.update(turn_index=rec.turn_index, tier=rec.tier, judge=rec.embedder, empathy=rec.empathy)
     elif isinstance(rec, ConversationScore):
         row.update(tier=rec.tier, judge=rec.judge, score=rec.score, passed=rec.passed)
         row.update(safety_gate_failed=rec.safety_gate_failed)

@@ -45,7 +45,7 @@ def sections() -> dict[str, str]:
     """``### `attune worker` `` heading → its text (up to the next heading of level 2 or 3)."""
     text = DOC.read_text(encoding="utf-8")
     out: dict[str, str] = {}
-    for m in re.finditer(r"^### `attune ([a-z ]+)`\s*$(.*?)(?=^##)", text + "\n##", re.M | re.S):
+    for m in re.finditer(r"^### `attune ([a-z -]+)`\s*$(.*?)(?=^##)", text + "\n##", re.M | re.S):
         out[m.group(1).strip()] = m.group(2)
     return out
 
