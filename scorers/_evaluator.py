@@ -7,7 +7,7 @@ same turn always produces the same records (ids included) on any worker, on rede
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from schemas import (
@@ -58,6 +58,7 @@ class ScoredTurn(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class UserTurnResult:
+    #: every alert of the turn: those of the turn alone, then any that only earlier turns explain
     alerts: list[SafetyAlert]
     #: a rule (or a pattern across turns) found a crisis: the next reply owes crisis resources
     crisis: bool
@@ -67,6 +68,9 @@ class UserTurnResult:
     covered: bool = True
     #: which crisis detector fired (None: none did)
     detector: str | None = None
+    #: the alerts (of ``alerts``) that exist only because of earlier turns (risk built across turns, or a
+    #: severity it raised); the rest are :meth:`Evaluator.turn_alerts`, which the stream's alert path sends
+    needs_history: list[SafetyAlert] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +113,36 @@ class Evaluator:
         self, conversation_id: str, turn_index: int, text: str, prior_cues: frozenset[str] = frozenset()
     ) -> UserTurnResult:
         """Alerts for one user turn. ``prior_cues``: the cue tags earlier user turns of the conversation left
-        (``UserTurnResult.cues`` of each), so risk built across turns alerts too."""
+        (``UserTurnResult.cues`` of each), so risk built across turns alerts too.
+
+        The turn's own alerts (:meth:`turn_alerts`) are computed from its text alone, so the stream's alert
+        path (streams._alert_path), which keeps no state, sends exactly these. Earlier turns can add one
+        crisis alert: where the turn alone raised none (id ``crisis_disclosure``, as ever), or where they
+        raise its severity (a separate id, ``crisis_disclosure`` + ``history``), never a changed copy of it.
+        """
+        alone = assess_crisis(text)
+        a = assess_crisis(text, prior_cues) if prior_cues else alone
+        alerts = self._turn_alerts(conversation_id, turn_index, text, alone)
+        needs_history: list[SafetyAlert] = []
+        raised = alone.alert and SEVERITY_ORDER[a.severity or "info"] > SEVERITY_ORDER[alone.severity or "info"]
+        if a.alert and (not alone.alert or raised):
+            needs_history.append(self._crisis_alert(conversation_id, turn_index, text, a, history=alone.alert))
+        return UserTurnResult(
+            alerts=[*alerts, *needs_history],
+            crisis=a.crisis,
+            cues=a.cues,
+            covered=a.covered,
+            detector=a.detector,
+            needs_history=needs_history,
+        )
+
+    def turn_alerts(self, conversation_id: str, turn_index: int, text: str) -> list[SafetyAlert]:
+        """The alerts a user turn raises on its own text: crisis (without the conversation's cues), language
+        not covered, dependency. Identical wherever and however often computed (deterministic ids)."""
+        return self._turn_alerts(conversation_id, turn_index, text, assess_crisis(text))
+
+    def _turn_alerts(self, conversation_id: str, turn_index: int, text: str, a: CrisisAssessment) -> list[SafetyAlert]:
         alerts: list[SafetyAlert] = []
-        a = assess_crisis(text, prior_cues)
         if a.alert:
             alerts.append(self._crisis_alert(conversation_id, turn_index, text, a))
         if not a.covered:
@@ -132,14 +163,18 @@ class Evaluator:
         dependency = detect_user_dependency(text)
         if dependency:
             alerts.append(_alert(conversation_id, turn_index, "dependency", dependency, self.safety_rubric))
-        return UserTurnResult(alerts=alerts, crisis=a.crisis, cues=a.cues, covered=a.covered, detector=a.detector)
+        return alerts
 
-    def _crisis_alert(self, conversation_id: str, turn_index: int, text: str, a: CrisisAssessment) -> SafetyAlert:
+    def _crisis_alert(
+        self, conversation_id: str, turn_index: int, text: str, a: CrisisAssessment, *, history: bool = False
+    ) -> SafetyAlert:
         legacy = [s.category for s in detect_crisis(text)]
         cats = sorted({*legacy, *(f.cssrs for f in a.findings)} | ({a.cssrs} if a.cssrs else set()))
         evidence = "; ".join(dict.fromkeys(f.evidence for f in a.findings)) or a.evidence
         return SafetyAlert(
-            alert_id=stable_id("alert", conversation_id, turn_index, "crisis_disclosure"),
+            alert_id=stable_id(
+                "alert", conversation_id, turn_index, "crisis_disclosure", *(("history",) if history else ())
+            ),
             conversation_id=conversation_id,
             turn_index=turn_index,
             alert_type="crisis_disclosure",

@@ -330,8 +330,13 @@ class TurnProcessor:
         user_hooks: Sequence[UserHook] = (),
         *,
         emit_verdicts: bool = True,
+        emit_turn_alerts: bool = True,
     ) -> None:
         self.ev = evaluator
+        #: Send the alerts a user turn raises on its own text; False when the alert path (streams._alert_path)
+        #: sends them, so they never wait for this agent's rebalance or table recovery. The processor still
+        #: keeps every alert for the verdict, and always sends those only earlier turns explain.
+        self.emit_turn_alerts = emit_turn_alerts
         #: Emit each conversation's verdict at close (cheap tier only); False when the judge tier emits it
         #: after the LLM checklist (streams.judging), so there is one verdict per conversation.
         self.emit_verdicts = emit_verdicts
@@ -493,7 +498,7 @@ class TurnProcessor:
             meta["ctx"] = turn.context.model_dump(mode="json")
         if turn.end_of_conversation:
             meta["end"] = {"r": "end_flag", "last": idx}
-        self._emit(res, alerts, md)
+        self._emit(res, alerts if self.emit_turn_alerts or ures is None else ures.needs_history, md)
         _remember(meta, alerts)
         hist = self._hist(cid, meta)
         if turn.role == "user" and self.user_hooks:

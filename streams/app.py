@@ -288,6 +288,7 @@ def create_app(
         turn_hooks,
         user_hooks,
         emit_verdicts=not settings.judging,  # with a judge, the verdict follows the LLM checklist (streams.judging)
+        emit_turn_alerts=not settings.alert_path,  # run_worker starts the alert path that sends them
     )
     rt = Runtime(app, processor, store, settings)
 
@@ -343,6 +344,18 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
     if prof.highwaters_from_fetch:
         highwaters_from_fetch(bootstrap_of(settings.broker))
     app, rt = create_app(settings)
+    alert_path = None
+    if settings.alert_path:  # before Faust starts: alerts flow while the scoring agent joins and recovers
+        from ._alert_path import AlertPath
+
+        alert_path = AlertPath(
+            settings.broker,
+            app_id=settings.app_id,
+            partitions=settings.partitions,
+            profile=settings.profile,
+            limits=settings.limits,
+            on_alerts=METRICS.count_alerts,
+        ).start()
     watch = None
     if settings.broker_check_interval > 0:  # a broker that lost its state: exit saying what, never hang
         from ._broker_watch import BrokerWatch
@@ -383,11 +396,15 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
     try:
         worker.execute_from_commandline()
     except SystemExit as exc:
+        if alert_path is not None:
+            alert_path.stop()
         if watch is not None and watch.lost is not None:
             from ._broker_watch import EXIT_BROKER_STATE_LOST
 
             return EXIT_BROKER_STATE_LOST
         return int(exc.code or 0)
+    if alert_path is not None:
+        alert_path.stop()
     return 0
 
 

@@ -101,6 +101,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         ),
         timer_interval=args.timer_interval,
         naive=args.naive,
+        alert_path=not args.no_alert_path,
         limits=Limits(
             max_payload_bytes=args.max_payload_bytes,
             max_text_chars=args.max_text_chars,
@@ -258,6 +259,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tombstone-ttl", type=float, default=600.0, help="how long a closed id ignores turns (s)")
     p.add_argument("--timer-interval", type=float, default=0.5, help="inactivity sweep interval (s)")
     p.add_argument("--naive", action="store_true", help="per-event agent without batching (benchmark baseline)")
+    p.add_argument(
+        "--no-alert-path",
+        action="store_true",
+        help="send user turns' own alerts from the scoring agent (waits for its rebalances) instead of the alert path",
+    )
     p.add_argument("--max-payload-bytes", type=int, default=DEFAULT_LIMITS.max_payload_bytes, help="reject larger")
     p.add_argument("--max-text-chars", type=int, default=DEFAULT_LIMITS.max_text_chars, help="reject longer texts")
     p.add_argument(

@@ -43,6 +43,9 @@ class StreamSettings:
     timeouts: Timeouts = field(default_factory=Timeouts)
     timer_interval: float = 0.5
     naive: bool = False
+    #: A user turn's own alerts go out through the alert path (streams._alert_path: no group membership, its
+    #: own thread), so they never wait for a rebalance or table recovery; False: the scoring agent sends them.
+    alert_path: bool = True
     limits: Limits = DEFAULT_LIMITS
     #: Raw text on the broker (turns, dead letters, superseded changelog values), in hours; 0 = broker defaults.
     retention_hours: float = DEFAULT_RETENTION_HOURS
