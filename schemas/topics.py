@@ -94,7 +94,11 @@ SAFETY_ALERTS = TopicSpec(
     partitions=1,
     key="conversation_id",
     records=(SafetyAlert,),
-    producers=("streams.agents.process_turns (inline, never waits for an LLM)", "streams.judging"),
+    producers=(
+        "streams._alert_path (every worker: a user turn's own alerts, never waits for a rebalance or an LLM)",
+        "streams.agents.process_turns (alerts that need earlier turns, harmful replies, unanswered crises)",
+        "streams.judging",
+    ),
     consumers=("safety teams", "attune tail"),
     doc="Crisis and harm alerts; alert_id is deterministic so redelivery never changes an alert.",
 )
