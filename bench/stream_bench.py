@@ -291,7 +291,12 @@ async def drain_phase(
         # CPU per turn is steadier than turns/s on a shared machine (others' load stretches wall time).
         result["worker_cpu_ms_per_turn"] = round(1000 * meter.used["worker"] / len(backlog_turns), 3)
         arrivals = [collector.first[i] for i in want if i in collector.first]
-        span = max(arrivals) - min(arrivals) if arrivals else float("nan")
+        # From the scoring agent's first record: the alert path sends the backlog's alerts while the agent
+        # still joins the group and recovers its tables, which must not count as draining time.
+        scored = [
+            collector.first[i] for i in want if i in collector.first and collector.records[i][0] != "safety_alert"
+        ]
+        span = max(arrivals) - min(scored) if scored else float("nan")
         events, batches = agent_batches(metrics_port)
         result.update(
             drain_mean_batch=round(events / batches, 1) if batches else None,

@@ -346,15 +346,14 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
     app, rt = create_app(settings)
     alert_path = None
     if settings.alert_path:  # before Faust starts: alerts flow while the scoring agent joins and recovers
-        from ._alert_path import AlertPath
+        from ._alert_path import AlertPathProcess
 
-        alert_path = AlertPath(
+        alert_path = AlertPathProcess(
             settings.broker,
             app_id=settings.app_id,
             partitions=settings.partitions,
             profile=settings.profile,
             limits=settings.limits,
-            on_alerts=METRICS.count_alerts,
         ).start()
     watch = None
     if settings.broker_check_interval > 0:  # a broker that lost its state: exit saying what, never hang

@@ -78,11 +78,6 @@ class WorkerMetrics:
         )
         self.closed = Counter("attune_conversations_closed", "Conversations closed with a score", registry=r)
         self.produced = Counter("attune_records_produced", "Records acknowledged by the broker", ["topic"], registry=r)
-        self.produced_alert_path = Counter(
-            "attune_alert_path_alerts",
-            "Alerts the alert path sent (each worker's path sends every user turn's own alerts)",
-            registry=r,
-        )
         self.reread = Counter(
             "attune_reread",
             "Input messages read back directly because the consumer skipped them (streams._audit), by topic",
@@ -210,13 +205,6 @@ class WorkerMetrics:
         for ts in timestamps:
             if ts:
                 self.latency.observe(max(acked_at - ts, 0.0))
-
-    def count_alerts(self, alerts: Sequence[Any]) -> None:
-        """Alerts the alert path (streams._alert_path) had acknowledged; the scoring agent's are counted per batch."""
-        for a in alerts:
-            kind = a.alert_type
-            self.alerts.labels(kind if kind in _ALERT_TYPES else "other").inc()
-        self.produced_alert_path.inc(len(alerts))
 
     async def watch_loop_lag(self, interval: float = 0.1) -> None:
         """Forever: sleep ``interval`` and record how much later than that the loop woke up."""
