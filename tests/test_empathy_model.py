@@ -224,3 +224,17 @@ def test_the_stream_stage_scores_every_reply_as_batch_does_and_resumes_after_a_r
     assert set(got) == set(want)
     for rid, rec in got.items():
         assert rec.model_dump(exclude={"produced_at"}) == want[rid].model_dump(exclude={"produced_at"})
+
+
+def test_without_the_embeddings_extra_the_model_commands_exit_2_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from attune.cli import main
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import onnxruntime now raises ImportError
+    src = tmp_path / "in.jsonl"
+    src.write_text(Conversation(conversation_id="x", turns=[Message(role="user", text="hi")]).model_dump_json() + "\n")
+    assert main(["evaluate", str(src), "--out", str(tmp_path / "o.jsonl"), "--empathy-model", "--quiet"]) == 2
+    assert main(["model-stage", "--broker", "kafka://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("attune[embeddings]") == 2

