@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -173,3 +176,34 @@ def test_alerts_do_not_wait_for_a_restarted_worker_to_recover(broker: object, st
     assert second.partitions() is None, "the restarted worker was ready before the alerts arrived: no evidence"
     assert arrived - sent < 8, f"alerts took {arrived - sent:.1f} s"
     second.wait_ready(90)
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_the_alert_path_process_ends_with_its_worker(start_worker) -> None:
+    """Killed alone (not its process group, as some supervisors do), the worker leaves no alert path behind."""
+    worker = start_worker("--metrics-port", "0", "--broker-check-interval", "0")
+    worker.wait_ready(90)
+    (child,) = _children(worker.pid)
+    os.kill(worker.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(child, os.WNOHANG)  # not our child: only reaps if it were
+        if Path(f"/proc/{child}/stat").exists() and Path(f"/proc/{child}/stat").read_text().split()[2] == "Z":
+            break  # exited; a zombie until init reaps it
+        time.sleep(0.2)
+    alive = Path(f"/proc/{child}/stat").exists() and Path(f"/proc/{child}/stat").read_text().split()[2] != "Z"
+    assert not alive, "the alert path outlived its worker"
