@@ -20,6 +20,11 @@ from ._outputs import (
     TurnScore,
 )
 
+#: Producers and consumers are named as ``module:attribute (what)`` where they are attune code (a test imports
+#: every one), in plain words where they are not (your system, safety teams, analytics consumers).
+_AGENT = "streams.app:create_app (agent process_turns"
+_TAIL = "streams.cli:_cmd_tail (attune tail)"
+
 
 @dataclass(frozen=True, slots=True)
 class TopicSpec:
@@ -37,8 +42,12 @@ TURNS = TopicSpec(
     partitions=4,
     key="conversation_id",
     records=(Turn, ConversationEnd),
-    producers=("your voice/text system", "attune publish (attune.publish)"),
-    consumers=("streams.agents.process_turns",),
+    producers=("your voice/text system", "streams.cli:_cmd_publish (attune publish)"),
+    consumers=(
+        f"{_AGENT})",
+        "streams._alert_path:AlertPath (the alert path of every worker)",
+        "streams.model_stage:run_stage (attune model-stage)",
+    ),
     doc="Live turns and conversation-end events; keyed so one conversation stays on one partition.",
 )
 TURN_SCORES = TopicSpec(
@@ -46,8 +55,8 @@ TURN_SCORES = TopicSpec(
     partitions=4,
     key="conversation_id",
     records=(TurnScore,),
-    producers=("streams.agents.process_turns",),
-    consumers=("analytics consumers", "attune tail"),
+    producers=(f"{_AGENT})",),
+    consumers=("analytics consumers", _TAIL),
     doc="Cheap-tier score of every assistant turn, emitted inline.",
 )
 TURN_JUDGMENTS = TopicSpec(
@@ -55,8 +64,8 @@ TURN_JUDGMENTS = TopicSpec(
     partitions=4,
     key="conversation_id",
     records=(TurnJudgment,),
-    producers=("streams.judging (judge agent)",),
-    consumers=("analytics consumers", "attune tail"),
+    producers=("streams.judging:install (agent judge_jobs)",),
+    consumers=("analytics consumers", _TAIL),
     doc="LLM-judge results per sampled assistant turn.",
 )
 TURN_MODEL_SCORES = TopicSpec(
@@ -64,8 +73,8 @@ TURN_MODEL_SCORES = TopicSpec(
     partitions=4,
     key="conversation_id",
     records=(TurnModelScore,),
-    producers=("streams.model_stage (attune model-stage, its own consumer group)",),
-    consumers=("analytics consumers", "attune tail"),
+    producers=("streams.model_stage:run_stage (attune model-stage, its own consumer group)",),
+    consumers=("analytics consumers", _TAIL),
     doc="Learned-model scores (empathy and its components) of every assistant turn, off the inline path.",
 )
 CONVERSATION_SCORES = TopicSpec(
@@ -73,8 +82,8 @@ CONVERSATION_SCORES = TopicSpec(
     partitions=4,
     key="conversation_id",
     records=(ConversationScore,),
-    producers=("streams.agents.process_turns (cheap checklist)", "streams.judging (LLM checklist)"),
-    consumers=("analytics consumers", "attune tail"),
+    producers=(f"{_AGENT}: cheap checklist)", "streams.judging:install (LLM checklist)"),
+    consumers=("analytics consumers", _TAIL),
     doc="12-criterion checklist per closed conversation; consumers de-duplicate by record_id.",
 )
 CONVERSATION_VERDICTS = TopicSpec(
@@ -83,10 +92,10 @@ CONVERSATION_VERDICTS = TopicSpec(
     key="conversation_id",
     records=(ConversationVerdict,),
     producers=(
-        "streams.agents.process_turns (at close, without --judge)",
-        "streams.judging (after the LLM checklist, with --judge)",
+        f"{_AGENT}: at close, without --judge)",
+        "streams.judging:install (after the LLM checklist, with --judge)",
     ),
-    consumers=("analytics consumers", "safety teams", "attune tail"),
+    consumers=("analytics consumers", "safety teams", _TAIL),
     doc="One final verdict per closed conversation, every tier combined; no judge can clear a safety finding.",
 )
 SAFETY_ALERTS = TopicSpec(
@@ -95,11 +104,11 @@ SAFETY_ALERTS = TopicSpec(
     key="conversation_id",
     records=(SafetyAlert,),
     producers=(
-        "streams._alert_path (every worker: a user turn's own alerts, never waits for a rebalance or an LLM)",
-        "streams.agents.process_turns (alerts that need earlier turns, harmful replies, unanswered crises)",
-        "streams.judging",
+        "streams._alert_path:AlertPath (every worker: a user turn's own alerts, never waits for a rebalance)",
+        f"{_AGENT}: alerts that need earlier turns, harmful replies, unanswered crises)",
+        "streams.judging:install (judge_unsafe alerts, the crisis screen)",
     ),
-    consumers=("safety teams", "attune tail"),
+    consumers=("safety teams", "examples/alerts_consumer.py", _TAIL),
     doc="Crisis and harm alerts; alert_id is deterministic so redelivery never changes an alert.",
 )
 DEAD_LETTER = TopicSpec(
@@ -107,8 +116,8 @@ DEAD_LETTER = TopicSpec(
     partitions=1,
     key="source",
     records=(DeadLetter,),
-    producers=("streams.agents.process_turns",),
-    consumers=("operators", "attune tail"),
+    producers=(f"{_AGENT})", "streams.cli:_cmd_publish (attune publish: invalid lines)"),
+    consumers=("operators", _TAIL),
     doc="Inputs that failed validation, with the original bytes and the reason.",
 )
 
@@ -123,6 +132,12 @@ ALL_TOPICS: tuple[TopicSpec, ...] = (
     DEAD_LETTER,
 )
 
+#: The topic of every record kind (``turn_score`` -> ``attune.scores.turn``...), derived from the specs above:
+#: the one place a producer looks up where a record goes.
+TOPIC_OF_KIND: dict[str, str] = {
+    record.model_fields["kind"].default: spec.name for spec in ALL_TOPICS for record in spec.records
+}
+
 # -- internal topics of the stream processor (streams/) ----------------------------------------------
 # They must have the turns topic's partition count (``attune worker --partitions`` moves them all):
 # a conversation's turns, its control records and its table changelog entries share one partition.
@@ -131,8 +146,8 @@ CONTROL = TopicSpec(
     partitions=TURNS.partitions,
     key="conversation_id",
     records=(),
-    producers=("streams timer (inactivity close, reorder flush, tombstone expiry)",),
-    consumers=("streams.agents.process_turns",),
+    producers=("streams.app:Runtime.sweep (timer: inactivity close, reorder flush, tombstone expiry)",),
+    consumers=(f"{_AGENT})",),
     doc="Internal JSON commands; a timer cannot write tables, so it asks the owning agent to act.",
 )
 TURN_BUFFER_CHANGELOG = TopicSpec(
@@ -140,8 +155,8 @@ TURN_BUFFER_CHANGELOG = TopicSpec(
     partitions=TURNS.partitions,
     key="conversation_id:chunk",
     records=(),
-    producers=("streams (Faust table 'turn_buffer' of app 'attune')",),
-    consumers=("streams (table recovery)",),
+    producers=("streams.app:FaustStore (Faust table 'turn_buffer' of app 'attune')",),
+    consumers=("streams.app:FaustStore (table recovery)",),
     doc="Compacted changelog of buffered turns in chunks of 16 per key; deleted when the conversation closes.",
 )
 CONVERSATIONS_CHANGELOG = TopicSpec(
@@ -149,8 +164,8 @@ CONVERSATIONS_CHANGELOG = TopicSpec(
     partitions=TURNS.partitions,
     key="conversation_id",
     records=(),
-    producers=("streams (Faust table 'conversations' of app 'attune')",),
-    consumers=("streams (table recovery)",),
+    producers=("streams.app:FaustStore (Faust table 'conversations' of app 'attune')",),
+    consumers=("streams.app:FaustStore (table recovery)",),
     doc="Compacted changelog of per-conversation state: index ranges, crisis_pending, end, tombstone.",
 )
 
@@ -159,8 +174,8 @@ JUDGE_JOBS = TopicSpec(
     partitions=TURNS.partitions,
     key="conversation_id",
     records=(JudgeJob,),
-    producers=("streams.agents.process_turns (sampled assistant turns; the checklist at close), only with --judge",),
-    consumers=("streams.judging (agent judge_jobs)",),
+    producers=("streams.judging:JobEmitter (hooks of process_turns: sampled turns, the checklist at close; --judge)",),
+    consumers=("streams.judging:install (agent judge_jobs)",),
     doc="LLM-judge work, one self-contained job per sampled turn and per closed conversation; no traffic "
     "unless the worker runs with --judge/--judge-config.",
 )

@@ -48,19 +48,12 @@ from schemas import (
     encode,
     unknown_fields,
 )
-from schemas.topics import CONTROL, CONVERSATION_SCORES, CONVERSATION_VERDICTS, DEAD_LETTER, SAFETY_ALERTS, TURN_SCORES
+from schemas.topics import CONTROL, DEAD_LETTER, TOPIC_OF_KIND
 from scorers.verdict import conversation_verdict
 
 log = logging.getLogger("attune.streams")
 
 TableName = Literal["turns", "meta"]
-_OUTPUT_TOPIC = {
-    "conversation_verdict": CONVERSATION_VERDICTS.name,
-    "turn_score": TURN_SCORES.name,
-    "safety_alert": SAFETY_ALERTS.name,
-    "conversation_score": CONVERSATION_SCORES.name,
-    "dead_letter": DEAD_LETTER.name,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,10 +404,10 @@ class TurnProcessor:
                 continue
             if pc.metadata:
                 score.metadata = pc.metadata
-            out.append(Outbound(_OUTPUT_TOPIC[score.kind], score.conversation_id.encode(), encode(score), score.kind))
+            out.append(Outbound(TOPIC_OF_KIND[score.kind], score.conversation_id.encode(), encode(score), score.kind))
             if self.emit_verdicts:
                 v = conversation_verdict(score, pc.alerts)
-                out.append(Outbound(_OUTPUT_TOPIC[v.kind], v.conversation_id.encode(), encode(v), v.kind))
+                out.append(Outbound(TOPIC_OF_KIND[v.kind], v.conversation_id.encode(), encode(v), v.kind))
             res.stats.closed += 1
             self.stats.closed += 1
             closed = ClosedConversation(
@@ -675,7 +668,7 @@ class TurnProcessor:
         for rec in records:
             if metadata:
                 rec.metadata = metadata  # type: ignore[union-attr]
-            res.outputs.append(Outbound(_OUTPUT_TOPIC[rec.kind], rec.conversation_id.encode(), encode(rec), rec.kind))
+            res.outputs.append(Outbound(TOPIC_OF_KIND[rec.kind], rec.conversation_id.encode(), encode(rec), rec.kind))
             if rec.kind == "safety_alert":
                 res.stats.alerts += 1
 

@@ -44,7 +44,10 @@ from schemas import (
     encode,
     judge_job_id,
 )
-from schemas.topics import CONVERSATION_SCORES, CONVERSATION_VERDICTS, JUDGE_JOBS, SAFETY_ALERTS, TURN_JUDGMENTS
+from schemas.topics import (
+    JUDGE_JOBS,
+    TOPIC_OF_KIND,
+)
 from scorers._base import Exchange
 from scorers.checklist import CRITERIA_SPEC, checklist_record
 from scorers.judges import CHECKLIST_JUDGE_RUBRIC, TURN_METRICS, JudgeTier, judge_alerts, load_config
@@ -60,12 +63,6 @@ from .settings import MAX_RECORD_BYTES, StreamSettings
 
 log = logging.getLogger("attune.streams.judging")
 
-_TOPIC_OF_KIND = {
-    "conversation_verdict": CONVERSATION_VERDICTS.name,
-    "turn_judgment": TURN_JUDGMENTS.name,
-    "conversation_score": CONVERSATION_SCORES.name,
-    "safety_alert": SAFETY_ALERTS.name,
-}
 #: Earlier messages a turn job carries: what a per-turn judge is shown (``HISTORY_MESSAGES``), plus the
 #: nearest user message when it is older, so the judge sees exactly what the batch path shows it.
 TURN_JOB_HISTORY = HISTORY_MESSAGES
@@ -149,7 +146,7 @@ def records_outbound(records: Iterable[OutputRecord], metadata: Mapping[str, Any
     for r in records:
         if metadata:
             r.metadata = dict(metadata)  # type: ignore[union-attr]
-        out.append(Outbound(_TOPIC_OF_KIND[r.kind], r.conversation_id.encode(), encode(r), r.kind))  # type: ignore[union-attr]
+        out.append(Outbound(TOPIC_OF_KIND[r.kind], r.conversation_id.encode(), encode(r), r.kind))  # type: ignore[union-attr]
     return out
 
 

@@ -7,7 +7,13 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 
 from schemas import Conversation, Message, OutputRecord, decode_output
-from schemas.topics import CONVERSATION_SCORES, CONVERSATION_VERDICTS, DEAD_LETTER, SAFETY_ALERTS, TURN_SCORES
+from schemas.topics import (
+    CONVERSATION_SCORES,
+    CONVERSATION_VERDICTS,
+    DEAD_LETTER,
+    SAFETY_ALERTS,
+    TURN_SCORES,
+)
 
 OUTPUT_TOPICS = (
     TURN_SCORES.name,
@@ -16,13 +22,6 @@ OUTPUT_TOPICS = (
     CONVERSATION_VERDICTS.name,
     DEAD_LETTER.name,
 )
-TOPIC_OF_KIND = {
-    "conversation_verdict": CONVERSATION_VERDICTS.name,
-    "turn_score": TURN_SCORES.name,
-    "safety_alert": SAFETY_ALERTS.name,
-    "conversation_score": CONVERSATION_SCORES.name,
-    "dead_letter": DEAD_LETTER.name,
-}
 #: Fields that legitimately differ between the stream and the batch path.
 VOLATILE = {"produced_at", "detected_at", "received_at", "close_reason"}
 

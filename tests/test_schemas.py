@@ -151,6 +151,36 @@ def test_topics_are_unique_and_explicitly_partitioned() -> None:
     assert all(t.partitions >= 1 and t.producers and t.consumers for t in ALL_TOPICS)
 
 
+def test_every_producer_and_consumer_named_as_code_exists() -> None:
+    """``module:attr (what)`` names attune code: each must import; plain words name people and systems."""
+    import importlib
+    import re
+
+    from schemas.topics import INTERNAL_TOPICS, JUDGE_JOBS
+
+    checked = 0
+    for spec in (*ALL_TOPICS, *INTERNAL_TOPICS, JUDGE_JOBS):
+        for who in (*spec.producers, *spec.consumers):
+            m = re.match(r"([a-z_][a-z0-9_.]*):([A-Za-z_][A-Za-z0-9_.]*)", who)
+            if m is None:
+                assert "streams." not in who and "attune." not in who, f"{spec.name}: {who!r} looks like code"
+                continue
+            obj = importlib.import_module(m.group(1))
+            for part in m.group(2).split("."):
+                obj = getattr(obj, part)
+            checked += 1
+    assert checked >= 20
+
+
+def test_every_output_kind_has_exactly_one_topic() -> None:
+    from schemas.topics import TOPIC_OF_KIND
+
+    kinds = [r.model_fields["kind"].default for t in ALL_TOPICS for r in t.records]
+    assert len(kinds) == len(set(kinds)) == len(TOPIC_OF_KIND)
+    outputs = {m.model_fields["kind"].default for m in ALL_RECORDS} - {"conversation"}
+    assert outputs == set(TOPIC_OF_KIND)
+
+
 def test_schemas_command_writes_one_json_schema_per_record(tmp_path) -> None:
     from attune._schemas_cmd import write_schemas
 

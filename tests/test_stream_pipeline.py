@@ -6,10 +6,10 @@ import asyncio
 import base64
 
 import pytest
-from _stream_helpers import TOPIC_OF_KIND, comparable, diff, expected_records, read_back, synthetic
+from _stream_helpers import comparable, diff, expected_records, read_back, synthetic
 
 from schemas import Conversation, ConversationEnd, Message, encode
-from schemas.topics import TURNS
+from schemas.topics import TOPIC_OF_KIND, TURNS
 from streams.demo import bundled_samples
 from streams.io import load_conversations, publish, schedule, send_raw
 
