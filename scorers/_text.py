@@ -50,11 +50,6 @@ def sentences(text: str) -> tuple[str, ...]:
     return tuple(s.strip() for s in _SENTENCE_RE.split(text) if s.strip())
 
 
-def contains_any(haystack: str, phrases: Iterable[str]) -> bool:
-    """Plain substring test (seed 004 semantics: ``any(p in text for p in phrases)``)."""
-    return any(p in haystack for p in phrases)
-
-
 def trie_pattern(words: Iterable[str]) -> str:
     """A regex matching exactly ``words`` (longest first), factored by common prefixes.
 

@@ -280,11 +280,6 @@ def _user_parts(ex: Exchange) -> tuple[str, ...]:
     return tuple(recent[-2:])
 
 
-def _user_context(ex: Exchange) -> str:
-    """The user's context of :func:`_user_parts` as one text (what the features are defined over)."""
-    return "\n".join(_user_parts(ex))
-
-
 def empathy_components(ex: Exchange) -> EmpathyBreakdown:
     """Compute each documented component of the empathy signal for one exchange."""
     resp = fold(ex.response).replace("'", "")

@@ -3,7 +3,6 @@ that turns a validated reply into record fields. One folder per metric holds the
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -59,8 +58,6 @@ class TurnMetric:
     output: ClassVar[type[JudgeOutput]]
     package: ClassVar[str]
     max_tokens: ClassVar[int] = 700
-    #: True for metrics with no LLM call (relevance); the tier calls :meth:`compute` instead.
-    local: ClassVar[bool] = False
 
     def applies(self, ex: Exchange) -> bool:
         """False when the inputs the metric needs are absent (e.g. no memory for memory utilization)."""
@@ -89,7 +86,3 @@ class TurnMetric:
         details = value.model_dump(mode="json")
         reasoning = str(details.pop("explanation", "") or details.pop("reasoning", ""))
         return None, details, reasoning
-
-
-def dumps_compact(obj: object) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
