@@ -31,36 +31,29 @@ DATA = ROOT.parent / "shared" / "data" / "empathy-ratings" / "original_data"
 
 
 def corpus() -> list[tuple[str, str]]:
-    pairs: list[tuple[str, str]] = []
+    """The rated data's seeker/response pairs; no data, no figures (a small stand-in corpus would give
+    figures that look like these and mean something else)."""
     ep = DATA / "sample_epitome.csv"
-    if ep.exists():
-        with ep.open(encoding="utf-8") as fh:
-            pairs += [(r["seeker_post"], r["response_post"]) for r in csv.DictReader(fh)]
     ed = DATA / "sample_empatheticdialogues.csv"
-    if ed.exists():
-        with ed.open(encoding="utf-8") as fh:
-            for r in csv.DictReader(fh):
-                lines = [ln.strip() for ln in r["full_conversation"].splitlines() if ln.strip()]
-                seeker = " ".join(ln.split(":", 1)[1] for ln in lines if ln.startswith("Seeker:"))
-                sup = [ln.split(":", 1)[1] for ln in lines if ln.startswith("Supporter:")]
-                if sup:
-                    pairs.append((seeker.replace("_comma_", ","), sup[-1].replace("_comma_", ",")))
+    if not (ep.exists() and ed.exists()):
+        raise SystemExit(f"rating data not found at {DATA} (expected ../shared/data beside the checkout)")
+    pairs: list[tuple[str, str]] = []
+    with ep.open(encoding="utf-8") as fh:
+        pairs += [(r["seeker_post"], r["response_post"]) for r in csv.DictReader(fh)]
+    with ed.open(encoding="utf-8") as fh:
+        for r in csv.DictReader(fh):
+            lines = [ln.strip() for ln in r["full_conversation"].splitlines() if ln.strip()]
+            seeker = " ".join(ln.split(":", 1)[1] for ln in lines if ln.startswith("Seeker:"))
+            sup = [ln.split(":", 1)[1] for ln in lines if ln.startswith("Supporter:")]
+            if sup:
+                pairs.append((seeker.replace("_comma_", ","), sup[-1].replace("_comma_", ",")))
     seen: set[str] = set()
     unique = []
     for u, a in pairs:
         if u not in seen and a not in seen:
             unique.append((u, a))
         seen.update((u, a))
-    pairs = unique
-    if not pairs:
-        samples = ROOT / "streams" / "samples"
-        import orjson
-
-        for f in sorted(samples.glob("*.jsonl")):
-            for line in f.read_bytes().splitlines():
-                turns = orjson.loads(line)["turns"]
-                pairs += [(u["text"], a["text"]) for u, a in zip(turns[::2], turns[1::2], strict=False)]
-    return pairs
+    return unique
 
 
 _CACHES: list[Any] = []

@@ -29,15 +29,8 @@ from scorers import Evaluator, evaluate_conversation, exchanges_of  # noqa: E402
 from scorers.empathy import empathy_components  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "data" / "scoring_golden.json"
-#: The ratings data beside the checkout, else where the project's machines keep it (CI clones elsewhere).
-RATINGS = next(
-    (
-        d / "empathy-ratings" / "original_data"
-        for d in (ROOT.parent / "shared" / "data", Path("/work/shared/data"))
-        if (d / "empathy-ratings" / "original_data").is_dir()
-    ),
-    ROOT.parent / "shared" / "data" / "empathy-ratings" / "original_data",
-)
+#: The ratings data beside the checkout (CI has its copy of shared/ beside its clone too).
+RATINGS = ROOT.parent / "shared" / "data" / "empathy-ratings" / "original_data"
 _CLOCK = {"produced_at", "detected_at", "received_at"}
 
 #: Hand-written replies that reach the rarer branches (edge cases, formatting, register, languages).

@@ -21,7 +21,7 @@ from attune.calibration import (
 from attune.calibration._raters import cheap_rubric_scores, signal_to_likert, unit_to_likert
 from schemas import EdgeCase, RubricRef, RubricScores, TurnJudgment, TurnScore
 
-DATA = Path("/work/shared/data/empathy-ratings")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "empathy-ratings"  # ../shared beside the checkout
 needs_data = pytest.mark.skipif(not (DATA / "annotations" / "table_kappa.csv").exists(), reason="no empathy-ratings")
 REF = RubricRef(id="t", version="1", source="seed-000")
 
