@@ -9,16 +9,14 @@ import time
 from typing import Any
 
 import orjson
-import pytest
 from _stream_helpers import comparable, expected_records, rid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import scorers
 from schemas import DEFAULT_LIMITS, Conversation, DeadLetter, Message, decode_output, encode
 from schemas.topics import DEAD_LETTER, TURNS
 from streams import DictStore, Inbound, Outbound, TurnProcessor
-
-scorers = pytest.importorskip("scorers", reason="the cheap tier is not importable")
 
 _TURN = b'{"conversation_id":"c","turn_index":%d,"role":"user","text":%s}'
 

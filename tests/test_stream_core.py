@@ -6,17 +6,15 @@ import itertools
 import random
 
 import orjson
-import pytest
 from _stream_helpers import comparable, diff, expected_records, rid, synthetic
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import scorers
 from schemas import Conversation, ConversationEnd, Message, decode_output, encode
 from schemas.topics import CONTROL, CONVERSATION_SCORES, CONVERSATION_VERDICTS, DEAD_LETTER, SAFETY_ALERTS, TURNS
 from streams import ClosedConversation, DictStore, Inbound, Outbound, Timeouts, TurnProcessor
 from streams._core import CHUNK, control_record, ranges_add, ranges_contains, ranges_iter
-
-scorers = pytest.importorskip("scorers", reason="the cheap tier is not importable")
 
 
 def _items(events: list[tuple[bytes | None, bytes]]) -> list[Inbound]:
