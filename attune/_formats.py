@@ -70,9 +70,11 @@ def _from_pair(obj: dict[str, Any], id_field: str, limits: Limits) -> Conversati
     """seed 002 sample or seed 003 generation → a two-message conversation."""
     cid = obj.get(id_field)
     if cid is None or cid == "":
-        raise InvalidRecord("missing id", [FieldError(loc=id_field, msg="Field required")])
+        raise InvalidRecord("missing id", [FieldError(loc=id_field, msg="Field required")], code="invalid_record")
     if isinstance(cid, bool) or not isinstance(cid, str | int):
-        raise InvalidRecord("invalid id", [FieldError(loc=id_field, msg="string or integer required")])
+        raise InvalidRecord(
+            "invalid id", [FieldError(loc=id_field, msg="string or integer required")], code="invalid_record"
+        )
     _, user = _first(obj, _USER_ALIASES)
     _, response = _first(obj, _RESPONSE_ALIASES)
     errors = []
@@ -86,7 +88,7 @@ def _from_pair(obj: dict[str, Any], id_field: str, limits: Limits) -> Conversati
             )
         )
     if errors:
-        raise InvalidRecord("incomplete sample", errors)
+        raise InvalidRecord("incomplete sample", errors, code="invalid_record")
     context: dict[str, Any] = {k: obj[k] for k in _SEED002_CONTEXT if k in obj}
     for src, dst in (("emotions", "emotions"), ("emotion_distribution", "emotions"), ("persona", "persona")):
         if src in obj:
@@ -104,7 +106,7 @@ def _from_pair(obj: dict[str, Any], id_field: str, limits: Limits) -> Conversati
 def parse_object(obj: Any, raw: bytes, limits: Limits) -> Conversation:
     """Recognise one JSON object by its keys and validate it."""
     if not isinstance(obj, dict):
-        raise InvalidRecord(f"expected a JSON object, got {type(obj).__name__}")
+        raise InvalidRecord(f"expected a JSON object, got {type(obj).__name__}", code="not_an_object")
     check_nesting(obj, limits)  # before anything re-serialises or stringifies parts of it
     if "turns" in obj or "conversation_id" in obj:
         return decode_conversation(raw, limits)
@@ -114,7 +116,8 @@ def parse_object(obj: Any, raw: bytes, limits: Limits) -> Conversation:
         return _from_pair(obj, "id", limits)
     raise InvalidRecord(
         "unrecognised record: expected a conversation (conversation_id, turns), a seed 002 sample "
-        "(id, query, response) or a seed 003 generation (sample_id, user_statement, assistant_response)"
+        "(id, query, response) or a seed 003 generation (sample_id, user_statement, assistant_response)",
+        code="invalid_record",
     )
 
 
@@ -126,11 +129,14 @@ def _jsonl(path: Path, limits: Limits) -> Iterator[Item]:
                 continue
             try:
                 if len(raw) > limits.max_payload_bytes:
-                    raise InvalidRecord(f"line is {len(raw)} bytes, over the limit of {limits.max_payload_bytes}")
+                    raise InvalidRecord(
+                        f"line is {len(raw)} bytes, over the limit of {limits.max_payload_bytes}",
+                        code="payload_too_large",
+                    )
                 try:
                     obj = orjson.loads(raw)
                 except orjson.JSONDecodeError as e:
-                    raise InvalidRecord(f"malformed JSON: {e}") from None
+                    raise InvalidRecord(f"malformed JSON: {e}", code="malformed_json") from None
                 item = Item(str(path), lineno, f"{path}:{lineno}", raw, conversation=parse_object(obj, raw, limits))
             except InvalidRecord as e:
                 item = Item(str(path), lineno, f"{path}:{lineno}", raw, error=e)
@@ -142,13 +148,13 @@ def _json_samples(path: Path, limits: Limits) -> Iterator[Item]:
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as e:
-        yield Item(str(path), None, str(path), raw, error=InvalidRecord(f"malformed JSON: {e}"))
+        yield Item(str(path), None, str(path), raw, error=InvalidRecord(f"malformed JSON: {e}", code="malformed_json"))
         return
     single = isinstance(data, dict) and "samples" not in data
     if isinstance(data, dict):
         data = [data] if single else data["samples"]
     if not isinstance(data, list):
-        err = InvalidRecord("expected a list of samples or {'samples': [...]}")
+        err = InvalidRecord("expected a list of samples or {'samples': [...]}", code="invalid_record")
         yield Item(str(path), None, str(path), raw, error=err)
         return
     for i, obj in enumerate(data, start=1):

@@ -12,7 +12,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ._common import Metadata, stable_id
 from ._inputs import Conversation, ConversationEnd, Turn
-from ._outputs import DeadLetter, FieldError, OutputRecord
+from ._outputs import DeadLetter, FieldError, OutputRecord, ReasonCode
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +42,14 @@ DEFAULT_LIMITS = Limits()
 
 
 class InvalidRecord(ValueError):
-    """An input that cannot be accepted; ``reason`` is one line, ``errors`` name the fields."""
+    """An input that cannot be accepted; ``reason`` is one line, ``errors`` name the fields, ``code`` is the
+    reason as a fixed value (metrics and consumers use it; never text taken from the input)."""
 
-    def __init__(self, reason: str, errors: list[FieldError] | None = None) -> None:
+    def __init__(self, reason: str, errors: list[FieldError] | None = None, code: ReasonCode = "other") -> None:
         super().__init__(reason)
         self.reason = reason
         self.errors = errors or []
+        self.code: ReasonCode = code
 
     def describe(self) -> str:
         if not self.errors:
@@ -128,22 +130,24 @@ def _field_errors(exc: ValidationError) -> list[FieldError]:
 def _load_object(raw: bytes | str, limits: Limits) -> dict:
     size = len(raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw)
     if size > limits.max_payload_bytes:
-        raise InvalidRecord(f"payload is {size} bytes, over the limit of {limits.max_payload_bytes}")
+        raise InvalidRecord(
+            f"payload is {size} bytes, over the limit of {limits.max_payload_bytes}", code="payload_too_large"
+        )
     if isinstance(raw, bytes):
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise InvalidRecord(f"payload is not valid UTF-8 (byte {e.start})") from None
+            raise InvalidRecord(f"payload is not valid UTF-8 (byte {e.start})", code="invalid_utf8") from None
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as e:
-        raise InvalidRecord(f"malformed JSON: {e}") from None
+        raise InvalidRecord(f"malformed JSON: {e}", code="malformed_json") from None
     # Nesting depth never exceeds the number of '{' and '[' in the text (a C-speed count): only records
     # with more of them than the limit need the walk, which costs ~10 us on every ordinary turn.
     if _openers(raw) > limits.max_json_depth:
         check_nesting(obj, limits)
     if not isinstance(obj, dict):
-        raise InvalidRecord(f"expected a JSON object, got {type(obj).__name__}")
+        raise InvalidRecord(f"expected a JSON object, got {type(obj).__name__}", code="not_an_object")
     return obj
 
 
@@ -169,6 +173,7 @@ def check_nesting(obj: object, limits: Limits = DEFAULT_LIMITS) -> None:
             raise InvalidRecord(
                 f"JSON nested deeper than {limits.max_json_depth} levels",
                 [FieldError(loc=loc or "(record)", msg=f"nesting deeper than {limits.max_json_depth} levels")],
+                code="too_deep",
             )
         for k, v in children:
             if isinstance(v, dict | list):
@@ -180,6 +185,7 @@ def _check_text(text: str, loc: str, limits: Limits) -> None:
         raise InvalidRecord(
             "text too long",
             [FieldError(loc=loc, msg=f"{len(text)} characters, over the limit of {limits.max_text_chars}")],
+            code="text_too_long",
         )
 
 
@@ -194,7 +200,7 @@ def decode_turn_event(raw: bytes | str, limits: Limits = DEFAULT_LIMITS) -> Turn
         rec = model.model_validate(obj, extra="allow")
     except ValidationError as e:
         label = kind if kind in ("turn", "conversation_end") else "turn event"  # never echo arbitrary input
-        raise InvalidRecord(f"invalid {label} record", _field_errors(e)) from None
+        raise InvalidRecord(f"invalid {label} record", _field_errors(e), code="invalid_record") from None
     if isinstance(rec, Turn):
         _check_text(rec.text, "text", limits)
     _note_unknown(rec)
@@ -208,11 +214,12 @@ def decode_conversation(raw: bytes | str, limits: Limits = DEFAULT_LIMITS) -> Co
     try:
         conv = Conversation.model_validate(obj, extra="allow")
     except ValidationError as e:
-        raise InvalidRecord("invalid conversation record", _field_errors(e)) from None
+        raise InvalidRecord("invalid conversation record", _field_errors(e), code="invalid_record") from None
     if len(conv.turns) > limits.max_turns_per_conversation:
         raise InvalidRecord(
             "too many turns",
             [FieldError(loc="turns", msg=f"{len(conv.turns)} turns, limit {limits.max_turns_per_conversation}")],
+            code="too_many_turns",
         )
     for i, m in enumerate(conv.turns):
         _check_text(m.text, f"turns.{i}.text", limits)
@@ -253,6 +260,7 @@ def dead_letter(
         partition=partition,
         offset=offset,
         reason=exc.reason,
+        reason_code=exc.code,
         errors=exc.errors,
         payload_b64=base64.b64encode(raw).decode("ascii"),
         payload_preview=raw[:1200].decode("utf-8", "replace")[:300],

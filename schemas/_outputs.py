@@ -315,6 +315,23 @@ class FieldError(_Strict):
     msg: str
 
 
+#: Why an input was rejected, as a fixed code (``reason`` is the human sentence): what metrics label and
+#: consumers route by, never input-derived text.
+ReasonCode = Literal[
+    "payload_too_large",
+    "invalid_utf8",
+    "malformed_json",
+    "not_an_object",
+    "too_deep",
+    "text_too_long",
+    "too_many_turns",
+    "key_mismatch",
+    "invalid_record",
+    "processing_failed",
+    "other",
+]
+
+
 class DeadLetter(Record):
     """A rejected input: the original bytes (base64, lossless) and why it was rejected."""
 
@@ -324,6 +341,7 @@ class DeadLetter(Record):
     partition: int | None = None
     offset: int | None = Field(default=None, description="Offset, or the 1-based line number for files.")
     reason: str
+    reason_code: ReasonCode = Field(default="other", description="The reason as a fixed code (schema 1.3).")
     errors: list[FieldError] = Field(default_factory=list)
     payload_b64: str
     payload_preview: str = Field(default="", description="First 300 characters, undecodable bytes replaced.")

@@ -366,6 +366,7 @@ class TurnProcessor:
                 if key != rec.conversation_id:
                     raise InvalidRecord(
                         "message key must equal conversation_id (one conversation, one partition)",
+                        code="key_mismatch",
                     )
             except InvalidRecord as exc:
                 self._dead_letter(res, raw, exc, item)
@@ -382,7 +383,9 @@ class TurnProcessor:
                 # A scorer bug must not stop the stream; the input is kept losslessly with the cause.
                 # Every state change is made after the scorer call it depends on, so state stays usable.
                 log.exception("scoring failed for %s", rec.conversation_id)
-                self._dead_letter(res, raw, InvalidRecord(f"processing failed: {exc!r}"), item)
+                self._dead_letter(
+                    res, raw, InvalidRecord(f"processing failed: {exc!r}", code="processing_failed"), item
+                )
         res.writes = batch.finish()
         self.stats.add(res.stats)
         if not defer_closes:
@@ -457,6 +460,7 @@ class TurnProcessor:
             raise InvalidRecord(
                 "too many turns",
                 [FieldError(loc="turn_index", msg=f"conversation already has {n} turns, limit {limit}")],
+                code="too_many_turns",
             )
         if turn.metadata:
             _merge_metadata(meta, turn.metadata, cid)

@@ -31,32 +31,10 @@ from ._core import BatchResult
 
 log = logging.getLogger("attune.streams")
 
-#: Dead-letter reasons (``InvalidRecord.reason``, see ``schemas/_codec.py`` and ``streams/_core.py``)
-#: mapped to a small fixed set of label values: a label must never carry input-derived text.
-_REASON_CLASSES: tuple[tuple[str, str], ...] = (
-    ("payload is not valid UTF-8", "invalid_utf8"),
-    ("payload is ", "payload_too_large"),
-    ("malformed JSON", "malformed_json"),
-    ("expected a JSON object", "not_an_object"),
-    ("JSON nested deeper", "too_deep"),
-    ("text too long", "text_too_long"),
-    ("too many turns", "too_many_turns"),
-    ("message key must equal", "key_mismatch"),
-    ("invalid ", "invalid_record"),
-    ("processing failed", "processing_failed"),
-)
 _ALERT_TYPES = frozenset({"crisis_disclosure", "crisis_unanswered", "harmful_reply", "crisis_not_covered"})
 
 #: Seconds: from a turn's broker timestamp to the acknowledgement of the outputs of its batch.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
-
-
-def reason_class(reason: str) -> str:
-    """The label value of a dead-letter reason (``other`` when it matches no known prefix)."""
-    for prefix, cls in _REASON_CLASSES:
-        if reason.startswith(prefix):
-            return cls
-    return "other"
 
 
 class WorkerMetrics:
@@ -196,7 +174,7 @@ class WorkerMetrics:
                 kind = orjson.loads(o.value).get("alert_type")
                 self.alerts.labels(kind if kind in _ALERT_TYPES else "other").inc()
             elif o.kind == "dead_letter":
-                self.dead_letters.labels(reason_class(str(orjson.loads(o.value).get("reason", "")))).inc()
+                self.dead_letters.labels(str(orjson.loads(o.value).get("reason_code", "other"))).inc()
             elif o.kind == "conversation_verdict":
                 self.verdict(orjson.loads(o.value))
         for topic, n in per_topic.items():

@@ -15,12 +15,12 @@ import pytest
 from _stream_helpers import expected_records, read_back, synthetic
 from prometheus_client.parser import text_string_to_metric_families
 
-from schemas import DEFAULT_LIMITS, InvalidRecord, Limits, decode_turn_event
+from schemas import DEFAULT_LIMITS, InvalidRecord, Limits, dead_letter, decode_turn_event
 from schemas.topics import CONVERSATION_SCORES, DEAD_LETTER, JUDGE_JOBS, TURNS
 from scorers.judges._engine import EngineStats
 from streams import StreamSettings
 from streams.broker import free_port
-from streams.observability import HealthServer, JsonFormatter, WorkerMetrics, reason_class, start_health_server
+from streams.observability import HealthServer, JsonFormatter, WorkerMetrics, start_health_server
 
 BAD_INPUTS: list[tuple[bytes, str]] = [
     (b"this is not json", "malformed_json"),
@@ -62,16 +62,13 @@ def value(metrics: dict, name: str, **labels: str) -> float:
 
 
 # -- without a broker ---------------------------------------------------------------------------------
-def test_every_decoder_rejection_has_a_reason_class() -> None:
+def test_every_decoder_rejection_has_a_reason_code_and_its_dead_letter_carries_it() -> None:
     limits = Limits(max_payload_bytes=4_000, max_text_chars=100, max_json_depth=DEFAULT_LIMITS.max_json_depth)
     for raw, want in BAD_INPUTS:
         with pytest.raises(InvalidRecord) as exc:
             decode_turn_event(raw, limits)
-        assert reason_class(exc.value.reason) == want, exc.value.reason
-    assert reason_class("message key must equal conversation_id (one conversation, one partition)") == "key_mismatch"
-    assert reason_class("too many turns") == "too_many_turns"
-    assert reason_class("processing failed: ValueError('boom')") == "processing_failed"
-    assert reason_class("something new") == "other"
+        assert exc.value.code == want, exc.value.reason
+        assert dead_letter(raw, exc.value, source="t").reason_code == want
 
 
 def test_judge_stats_are_exported_as_increments() -> None:
