@@ -45,6 +45,8 @@ log = logging.getLogger("attune.alert_path")
 BATCH_MAX = 500
 #: Seconds before a failed path is started again (a broker outage, a lost connection).
 RESTART_AFTER = 1.0
+#: The key of the child's count lines on its stdout.
+COUNTS_KEY = "attune_alert_path_sent"
 
 
 class AlertPath:
@@ -204,7 +206,18 @@ class AlertPathProcess:
     too) and exits by itself when its parent is gone.
     """
 
-    def __init__(self, broker: str, *, app_id: str, partitions: int, profile: str, limits: Limits) -> None:
+    def __init__(
+        self,
+        broker: str,
+        *,
+        app_id: str,
+        partitions: int,
+        profile: str,
+        limits: Limits,
+        on_counts: Callable[[dict[str, int]], None] | None = None,
+    ) -> None:
+        """``on_counts``: called (in the supervisor thread) with ``{alert_type: n}`` for every batch of alerts
+        the child had acknowledged, so the worker's metrics count them."""
         import dataclasses
         import json
         import sys
@@ -225,6 +238,7 @@ class AlertPathProcess:
             json.dumps(dataclasses.asdict(limits)),
         ]
         self.restarts = 0
+        self.on_counts = on_counts
         self._stop = threading.Event()
         self._proc: Any = None
         self._thread: threading.Thread | None = None
@@ -238,13 +252,27 @@ class AlertPathProcess:
         import subprocess
 
         while not self._stop.is_set():
-            self._proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL)
+            self._proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+            assert self._proc.stdout is not None
+            for line in self._proc.stdout:  # the child's counts, one JSON line per acknowledged batch
+                self._counted(line)
             code = self._proc.wait()
             if self._stop.is_set():
                 return
             self.restarts += 1
             log.error("alert path process exited with %s; starting it again in %.0f s", code, RESTART_AFTER)
             self._stop.wait(RESTART_AFTER)
+
+    def _counted(self, line: str) -> None:
+        import json
+
+        try:
+            counts = json.loads(line)[COUNTS_KEY]
+        except (ValueError, KeyError, TypeError):
+            log.warning("alert path: unexpected output %r", line[:200])
+            return
+        if self.on_counts is not None:
+            self.on_counts({str(k): int(v) for k, v in counts.items()})
 
     def stop(self, timeout: float = 10.0) -> None:
         import subprocess
@@ -286,7 +314,21 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     limits = Limits(**json.loads(args.limits)) if args.limits else DEFAULT_LIMITS
-    path = AlertPath(args.broker, app_id=args.app_id, partitions=args.partitions, profile=args.profile, limits=limits)
+
+    def report(alerts: list[Any]) -> None:  # to the worker's supervisor thread, which counts them in its metrics
+        counts: dict[str, int] = {}
+        for a in alerts:
+            counts[a.alert_type] = counts.get(a.alert_type, 0) + 1
+        print(json.dumps({COUNTS_KEY: counts}), flush=True)
+
+    path = AlertPath(
+        args.broker,
+        app_id=args.app_id,
+        partitions=args.partitions,
+        profile=args.profile,
+        limits=limits,
+        on_alerts=report,
+    )
     signal.signal(signal.SIGTERM, lambda *_: path._stop.set())
     signal.signal(signal.SIGINT, lambda *_: path._stop.set())
     threading.Thread(target=_watch_parent, args=(path, os.getppid()), daemon=True).start()

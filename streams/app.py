@@ -354,6 +354,7 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
             partitions=settings.partitions,
             profile=settings.profile,
             limits=settings.limits,
+            on_counts=METRICS.count_path_alerts,
         ).start()
     watch = None
     if settings.broker_check_interval > 0:  # a broker that lost its state: exit saying what, never hang

@@ -27,6 +27,8 @@ from typing import Any
 import orjson
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from schemas.topics import SAFETY_ALERTS
+
 from ._core import BatchResult
 
 log = logging.getLogger("attune.streams")
@@ -183,6 +185,12 @@ class WorkerMetrics:
         for ts in timestamps:
             if ts:
                 self.latency.observe(max(acked_at - ts, 0.0))
+
+    def count_path_alerts(self, counts: Mapping[str, int]) -> None:
+        """Alerts this worker's alert path (streams._alert_path) had acknowledged, by type."""
+        for kind, n in counts.items():
+            self.alerts.labels(kind if kind in _ALERT_TYPES else "other").inc(n)
+        self.produced.labels(SAFETY_ALERTS.name).inc(sum(counts.values()))
 
     async def watch_loop_lag(self, interval: float = 0.1) -> None:
         """Forever: sleep ``interval`` and record how much later than that the loop woke up."""
