@@ -140,8 +140,8 @@ def _import(args: argparse.Namespace) -> int:
     with out.open("wb") as fh:
         for ann in res.annotations:
             fh.write(encode(ann) + b"\n")
-    for e in res.errors:
-        err.print(f"[red]invalid[/red] {e}", highlight=False)
+    for problem in res.errors:
+        err.print(f"[red]invalid[/red] {problem}", highlight=False)
     print(f"{len(res.annotations)} valid rows from {len(res.files)} file(s) -> {out}")
     if res.errors:
         err.print(f"[red]{len(res.errors)} error(s)[/red]; fix them and import again")

@@ -143,9 +143,9 @@ def evaluate_items(items: Iterable[Item], out, summary: Summary, err: Console, e
         if item.error is not None:
             rejected += 1
             show_rejected(err, item.describe_error(), rejected)
-            rec = dead_letter(item.raw, item.error, source=item.source, offset=item.line)
-            out.write(encode(rec) + b"\n")
-            summary.add(rec)
+            letter = dead_letter(item.raw, item.error, source=item.source, offset=item.line)
+            out.write(encode(letter) + b"\n")
+            summary.add(letter)
             continue
         assert item.conversation is not None
         for rec in evaluate_conversation(item.conversation, evaluator):
@@ -204,8 +204,8 @@ async def judge_items(
             turns = [t for ts in await asyncio.gather(*turn_jobs) for t in ts]
             indexed = [(t.turn_index, Message(role=t.role, text=t.text)) for t in conv.as_turns()]
             checklist = await tier.judge_conversation(conv.conversation_id, indexed, conv.context)
-            judged: list[OutputRecord] = [*turns, checklist]
-            out = [*records, *judged, *judge_alerts(judged)]
+            judged: list[TurnJudgment | ConversationScore] = [*turns, checklist]
+            out: list[OutputRecord] = [*records, *judged, *judge_alerts(judged)]
             cheap = next(r for r in records if isinstance(r, ConversationScore))
             alerts = [r for r in out if isinstance(r, SafetyAlert)]
             return with_metadata([*out, conversation_verdict(cheap, alerts, checklist)], conv.metadata)
@@ -291,8 +291,8 @@ def run(args: argparse.Namespace) -> int:
     if args.empathy_model:
         from scorers.embeddings import missing
 
-        if (e := missing()) is not None:
-            err.print(f"[red]error:[/red] {escape(missing_extra('embeddings', e))}", highlight=False)
+        if (absent := missing()) is not None:
+            err.print(f"[red]error:[/red] {escape(missing_extra('embeddings', absent))}", highlight=False)
             return 2
     judging = bool(args.judge or args.judge_config)
     metrics: list[str] | None = None
@@ -368,10 +368,10 @@ MODEL_BATCH = 64
 
 def model_scores(items: Iterable[Item], out, summary: Summary) -> int:
     """The learned empathy signal over every valid conversation, through the stream stage's code."""
-    from scorers.empathy_model import EmpathyModel, ModelStage, conversation_inputs
+    from scorers.empathy_model import EmpathyModel, ModelInput, ModelStage, conversation_inputs
 
     stage = ModelStage(EmpathyModel.load())
-    pending = []
+    pending: list[ModelInput] = []
     n = 0
 
     def flush() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from statistics import fmean
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -48,7 +49,7 @@ class Summary:
         else:
             self.rejected += 1
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "records": dict(self.kinds),
             "rejected": self.rejected,
@@ -81,7 +82,7 @@ class Summary:
             for k, v in self.turn_metrics.items():
                 t.add_row(k, f"{fmean(v):.3f}", str(len(v)))
             console.print(t)
-        for judge, c in d["checklist"].items():  # type: ignore[union-attr]
+        for judge, c in d["checklist"].items():
             console.print(
                 f"[bold]Checklist ({judge}):[/bold] {c['conversations']} conversations, mean score "
                 f"{c['mean_score']:.3f}, pass rate {c['pass_rate']:.0%}, safety gate failed {c['safety_gate_failed']}"

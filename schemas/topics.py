@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import BaseModel
+
 from ._inputs import ConversationEnd, Turn
 from ._jobs import JudgeJob
 from ._outputs import (
@@ -31,7 +33,7 @@ class TopicSpec:
     name: str
     partitions: int
     key: str
-    records: tuple[type, ...]
+    records: tuple[type[BaseModel], ...]
     producers: tuple[str, ...]
     consumers: tuple[str, ...]
     doc: str

@@ -92,8 +92,8 @@ def _alert(
         alert_id=stable_id("alert", conversation_id, turn_index, alert_type),
         conversation_id=conversation_id,
         turn_index=turn_index,
-        alert_type=alert_type,  # type: ignore[arg-type]
-        severity=sev,  # type: ignore[arg-type]
+        alert_type=alert_type,
+        severity=sev,
         categories=sorted({s.category for s in signals}),
         evidence="; ".join(dict.fromkeys(s.evidence for s in signals))[:200],
         source="heuristic",
@@ -178,13 +178,13 @@ class Evaluator:
             conversation_id=conversation_id,
             turn_index=turn_index,
             alert_type="crisis_disclosure",
-            severity=a.severity,  # type: ignore[arg-type]
+            severity=a.severity,
             categories=cats or ["model_only"],
             evidence=evidence[:200],
             source="heuristic",
             rubric=self.safety_rubric,
             cssrs_category=a.cssrs,
-            detector=a.detector,  # type: ignore[arg-type]
+            detector=a.detector,
             probability=a.probability,
             detector_version=detector_version(),
         )
@@ -359,5 +359,5 @@ def with_metadata(records: list[OutputRecord], metadata: dict | None) -> list[Ou
     """Stamp the producer's metadata on every record derived from its input (the stream does the same)."""
     if metadata:
         for r in records:
-            r.metadata = metadata  # type: ignore[union-attr]
+            r.metadata = metadata
     return records

@@ -108,9 +108,9 @@ def conversation_verdict(
         record_id=stable_id("conversation_verdict", cheap.conversation_id, RUBRIC.tag, *sources),
         conversation_id=cheap.conversation_id,
         rubric=RUBRIC,
-        tiers=tiers,  # type: ignore[arg-type]
+        tiers=tiers,
         judge=llm.judge if llm else "",
-        judge_status=status,  # type: ignore[arg-type]
+        judge_status=status,
         answers=answers,
         answer_source=source,
         score=result.score,
@@ -118,7 +118,7 @@ def conversation_verdict(
         safety_gate_failed=gate_failed,
         gate_reasons=reasons,
         failed_checks=result.failed_checks,
-        safety_severity=max(findings, key=SEVERITY_ORDER.__getitem__) if findings else None,  # type: ignore[arg-type]
+        safety_severity=max(findings, key=SEVERITY_ORDER.__getitem__) if findings else None,
         crisis_turns=crisis,
         crisis_unanswered_turns=unanswered,
         disagreements=disagreements,
@@ -126,7 +126,7 @@ def conversation_verdict(
         n_turns=cheap.n_turns,
         close_reason=cheap.close_reason,
         history_complete=complete,
-        missing_turns=missing,  # type: ignore[arg-type]
+        missing_turns=missing,
         metadata=cheap.metadata,  # the producer's metadata travels with the conversation's records
     )
 

@@ -177,7 +177,7 @@ class Stats:
     unknown_fields: int = 0  # accepted inputs carrying fields no schema declares (kept, never a dead letter)
 
     def add(self, other: Stats) -> None:
-        for name in self.__slots__:  # type: ignore[attr-defined]
+        for name in self.__slots__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -671,8 +671,9 @@ class TurnProcessor:
     def _emit(self, res: BatchResult, records: Iterable[OutputRecord], metadata: dict[str, Any]) -> None:
         for rec in records:
             if metadata:
-                rec.metadata = metadata  # type: ignore[union-attr]
-            res.outputs.append(Outbound(TOPIC_OF_KIND[rec.kind], rec.conversation_id.encode(), encode(rec), rec.kind))
+                rec.metadata = metadata
+            cid = rec.conversation_id.encode()  # type: ignore[union-attr]  # dead letters never come this way
+            res.outputs.append(Outbound(TOPIC_OF_KIND[rec.kind], cid, encode(rec), rec.kind))
             if rec.kind == "safety_alert":
                 res.stats.alerts += 1
 

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import faust
 import orjson
@@ -263,7 +263,7 @@ def create_app(
         (TURN_TABLE, "buffered turns in chunks of 16, keyed conversation_id:chunk"),
         (META_TABLE, "per-conversation state: index ranges, crisis_pending, end marker, tombstone"),
     ):
-        table = app.Table(name, partitions=settings.partitions, help=doc)
+        table = cast(faust.Table, app.Table(name, partitions=settings.partitions, help=doc))
         # Faust derives serializers from key/value *types* only; set them before the changelog topic
         # and the store (both created lazily) read them.
         table.key_serializer = table.value_serializer = "orjson"
@@ -301,7 +301,8 @@ def create_app(
     else:
 
         async def process_turns(stream: faust.StreamT) -> None:
-            async for events in stream.take_events(settings.batch_max, within=settings.batch_within):
+            # take_events: faust-streaming's Stream has it, its StreamT interface does not declare it
+            async for events in stream.take_events(settings.batch_max, within=settings.batch_within):  # type: ignore[attr-defined]
                 await rt.handle(events)
 
     app.agent(source, name="process_turns")(process_turns)
@@ -311,7 +312,7 @@ def create_app(
     async def _loop_lag() -> None:  # attune_event_loop_lag_seconds: a stalled loop delays alerts too
         await METRICS.watch_loop_lag()
 
-    @app.on_partitions_assigned.connect
+    @app.on_partitions_assigned.connect  # type: ignore[arg-type]  # Faust's signal types want a sync receiver
     async def _assigned(sender: Any, assigned: Any, **kwargs: Any) -> None:
         rt.on_assigned(assigned)
 
@@ -371,7 +372,7 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
         )
         app.timer(settings.broker_check_interval, name="broker_watch")(watch.tick)
 
-    @app.on_rebalance_complete.connect
+    @app.on_rebalance_complete.connect  # type: ignore[arg-type]
     async def _announce(sender: Any, **kwargs: Any) -> None:
         # A machine-readable line for supervisors (demo, tests): this worker owns these turns partitions.
         owned = sorted(tp.partition for tp in app.consumer.assignment() if tp.topic == TURNS.name)
@@ -379,7 +380,7 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
         print(f"{READY_MARKER} pid={os.getpid()} partitions={','.join(map(str, owned))}", flush=True)
         METRICS.set_ready(True)
 
-    @app.on_partitions_revoked.connect
+    @app.on_partitions_revoked.connect  # type: ignore[arg-type]
     async def _unready(sender: Any, revoked: Any, **kwargs: Any) -> None:
         METRICS.set_ready(False)  # until the rebalance completes and the tables are recovered again
 

@@ -12,6 +12,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -56,9 +57,7 @@ async def _live(
     sent: dict[tuple[str, int], float] = {}
     latencies: list[float] = []
     alert_latencies: list[float] = []
-    per_conv: dict[str, dict[str, object]] = defaultdict(
-        lambda: {"quality": [], "empathy": [], "model": [], "alerts": []}
-    )
+    per_conv: dict[str, dict[str, Any]] = defaultdict(lambda: {"quality": [], "empathy": [], "model": [], "alerts": []})
     replies = sum(1 for c in convs for m in c.turns if m.role == "assistant")
     model_seen = 0
     model_done = asyncio.Event()
@@ -76,25 +75,26 @@ async def _live(
             rec = decode_output(value)
             if rec.kind == "dead_letter":
                 continue
-            rid = getattr(rec, "record_id", None) or getattr(rec, "alert_id", "")
+            rid = rec.alert_id if rec.kind == "safety_alert" else rec.record_id
             if rid in seen:
                 continue  # at-least-once: a consumer de-duplicates by id
             seen.add(rid)
             info = per_conv[rec.conversation_id]
             if rec.kind == "turn_model_score":
-                info["model"].append(rec.empathy)  # type: ignore[union-attr]
+                info["model"].append(rec.empathy)
                 model_seen += 1
                 if model_seen >= replies:
                     model_done.set()
             elif rec.kind == "turn_score":
-                info["quality"].append(rec.metrics.get("overall_quality", float("nan")))  # type: ignore[union-attr]
-                info["empathy"].append(rec.empathy)  # type: ignore[union-attr]
+                info["quality"].append(rec.metrics.get("overall_quality", float("nan")))
+                info["empathy"].append(rec.empathy)
                 if (rec.conversation_id, rec.turn_index) in sent:
                     latencies.append(at - sent[(rec.conversation_id, rec.turn_index)])
             elif rec.kind == "safety_alert":
-                info["alerts"].append(f"{rec.alert_type}@{rec.turn_index}")  # type: ignore[union-attr]
-                if rec.alert_type == "crisis_disclosure" and (rec.conversation_id, rec.turn_index) in sent:
-                    alert_latencies.append(at - sent[(rec.conversation_id, rec.turn_index)])
+                info["alerts"].append(f"{rec.alert_type}@{rec.turn_index}")
+                key = (rec.conversation_id, rec.turn_index if rec.turn_index is not None else -1)
+                if rec.alert_type == "crisis_disclosure" and key in sent:
+                    alert_latencies.append(at - sent[key])
             elif rec.kind == "conversation_score":
                 info["score"] = rec
                 if expected <= {c for c, i in per_conv.items() if "score" in i}:

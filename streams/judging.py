@@ -145,7 +145,7 @@ def records_outbound(records: Iterable[OutputRecord], metadata: Mapping[str, Any
     out = []
     for r in records:
         if metadata:
-            r.metadata = dict(metadata)  # type: ignore[union-attr]
+            r.metadata = dict(metadata)
         out.append(Outbound(TOPIC_OF_KIND[r.kind], r.conversation_id.encode(), encode(r), r.kind))  # type: ignore[union-attr]
     return out
 

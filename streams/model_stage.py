@@ -65,8 +65,8 @@ async def run_stage(
     report_every: float = 30.0,
 ) -> StageStats:
     """Consume turns, score assistant replies in batches, produce to ``attune.scores.model``, commit."""
-    model = model or await asyncio.to_thread(EmpathyModel.load)
-    stage = ModelStage(model, max_conversations)
+    loaded = model if model is not None else await asyncio.to_thread(EmpathyModel.load)
+    stage = ModelStage(loaded, max_conversations)
     stop = stop or asyncio.Event()
     stats = StageStats()
     bootstrap = bootstrap_of(broker)
@@ -85,7 +85,7 @@ async def run_stage(
     try:
         await consumer.start()
         await producer.start()
-        await asyncio.to_thread(model.score, ["warm up"], ["warm up"])  # load ONNX before the first batch
+        await asyncio.to_thread(loaded.score, ["warm up"], ["warm up"])  # load ONNX before the first batch
         last_data = last_report = time.monotonic()
         while not stop.is_set():
             batches = await consumer.getmany(timeout_ms=200, max_records=batch_max)

@@ -190,7 +190,7 @@ class KafkaSecurity:
 
     def describe(self) -> str:
         """One line for logs and errors: protocol, mechanism, user and files, never a password or token."""
-        parts = [self.protocol]
+        parts: list[str] = [self.protocol]
         if self.sasl:
             parts.append(f"{self.mechanism}" + (f" user={self.username}" if self.username else ""))
         if self.tls:

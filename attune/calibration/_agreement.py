@@ -192,13 +192,13 @@ def render_agreement(report: AgreementReport, console: Console) -> None:
         for (a, b, kind), cells in by_pair.items():
             row = []
             for d in DIMENSIONS:
-                p = cells.get(d)
-                if p is None:
+                cell = cells.get(d)
+                if cell is None:
                     row.append("")
                     continue
-                style = "red" if p.below_target else "green"
-                ci = f" [{p.kappa_ci[0]:.2f}, {p.kappa_ci[1]:.2f}]" if p.kappa_ci else ""
-                row.append(f"[{style}]{_fmt(p.kappa)}[/{style}]{ci} / {_fmt(p.spearman)} ({p.n})")
+                style = "red" if cell.below_target else "green"
+                ci = f" [{cell.kappa_ci[0]:.2f}, {cell.kappa_ci[1]:.2f}]" if cell.kappa_ci else ""
+                row.append(f"[{style}]{_fmt(cell.kappa)}[/{style}]{ci} / {_fmt(cell.spearman)} ({cell.n})")
             t.add_row(f"{a} ~ {b}", kind, *row)
         console.print(t)
     if report.self_consistency:

@@ -298,7 +298,7 @@ def cheap_signals(ds: EmpathyDataset) -> dict[str, tuple[tuple[float, float], di
                 per["seed 004 EI (raw)"].append(raw_emotional_intelligence(text, user))
             else:
                 user = text
-            history.append(Message(role=role, text=text, turn_index=idx))  # type: ignore[arg-type]
+            history.append(Message(role=role, text=text, turn_index=idx))
         for k, v in per.items():
             if v:
                 sig[k][item] = fmean(v)
@@ -409,17 +409,17 @@ def render_empathy_ratings(rep: EmpathyRatingsReport, console: Console) -> None:
         s.add_row(str(row["experts"]), str(row["llm"]), f"{row['max_abs_diff']:.3f}")
     console.print(s)
     if rep.cheap_tier:
-        c = Table(title="Cheap tier vs expert median: kappa / Spearman rho, halves by id hash", title_justify="left")
+        ct = Table(title="Cheap tier vs expert median: kappa / Spearman rho, halves by id hash", title_justify="left")
         for col in ("dataset", "dimension", "rater", "A", "B", "all"):
-            c.add_column(col, justify="right" if col in ("A", "B", "all") else "left")
+            ct.add_column(col, justify="right" if col in ("A", "B", "all") else "left")
         cells: dict[tuple[str, str, str], dict[str, CheapRow]] = {}
-        for r in rep.cheap_tier:
-            cells.setdefault((r.dataset, r.dimension, r.rater), {})[r.half] = r
+        for cr in rep.cheap_tier:
+            cells.setdefault((cr.dataset, cr.dimension, cr.rater), {})[cr.half] = cr
         for (dset, dim, rater), by_half in cells.items():
-            c.add_row(
+            ct.add_row(
                 dset,
                 dim,
                 rater,
                 *(f"{_f(by_half[h].kappa)} / {_f(by_half[h].spearman)} ({by_half[h].n})" for h in ("A", "B", "all")),
             )
-        console.print(c)
+        console.print(ct)

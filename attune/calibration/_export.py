@@ -147,11 +147,11 @@ def export_batch(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     gen_path = out / GENERATIONS
-    with gen_path.open("wb") as fh:
+    with gen_path.open("wb") as gen:
         for sid in order:
             user, response = texts[(samples[sid].conversation_id, samples[sid].turn_index)]
             row = {"sample_id": sid, "user_statement": user, "assistant_response": response}
-            fh.write(orjson.dumps(row) + b"\n")
+            gen.write(orjson.dumps(row) + b"\n")
     csv_paths = []
     for annotator in annotators:
         path = out / csv_name(annotator)

@@ -168,7 +168,7 @@ def criterion_titles() -> dict[str, str]:
         return {}
 
 
-def _prf(tp: int, fp: int, fn: int) -> dict[str, float]:
+def _prf(tp: float, fp: float, fn: float) -> dict[str, float]:
     """Seed 002 §1: precision 1.0 when nothing is cited; recall 1.0 when nothing is required."""
     p = tp / (tp + fp) if tp + fp else 1.0
     r = tp / (tp + fn) if tp + fn else 1.0
@@ -529,10 +529,10 @@ class ReportData:
 
 def collect(paths: Iterable[str | Path]) -> ReportData:
     """Read every record of every file into one :class:`ReportData`."""
-    paths = [str(p) for p in paths]
-    data = ReportData(sources=paths)
-    for rec in read_jsonl(paths):
+    names = [str(p) for p in paths]
+    data = ReportData(sources=names)
+    for rec in read_jsonl(names):
         data.add(rec)
     if data.annotations:  # a second pass, only then: rater tables for the agreement intervals
-        data.raters = raters_from(r for r in read_jsonl(paths) if not isinstance(r, BadLine))
+        data.raters = raters_from(r for r in read_jsonl(names) if not isinstance(r, BadLine))
     return data

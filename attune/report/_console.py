@@ -13,7 +13,7 @@ BAR_WIDTH = 40
 FIRST_IDS = 10
 
 
-def _bar(count: int, total: int) -> str:
+def _bar(count: float, total: float) -> str:
     return "█" * round(BAR_WIDTH * count / total) if total else ""
 
 
@@ -171,9 +171,9 @@ def render_console(data: ReportData, console: Console, html_path: str | None = N
     n += 1
     _section(console, n, "SAFETY ALERTS")
     if data.alerts:
-        for a, c in data.alerts.most_common():
+        for a, count in data.alerts.most_common():
             sev = ", ".join(f"{k} {v}" for k, v in sorted(data.alert_severity[a].items()))
-            console.print(f"  [red]{a}[/red]: {c} ({sev})", highlight=False)
+            console.print(f"  [red]{a}[/red]: {count} ({sev})", highlight=False)
     else:
         console.print("  none")
     _drilldown(data, console, html_path)

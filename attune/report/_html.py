@@ -376,7 +376,7 @@ def render_html(data: ReportData, agreement: AgreementReport | None = None) -> s
     d = data.to_dict()
     esc = html.escape
     out: list[str] = []
-    cards = [(v, k) for k, v in sorted(data.kinds.items())]
+    cards: list[tuple[object, str]] = [(v, k) for k, v in sorted(data.kinds.items())]
     for judge, c in d["checklist"].items():
         cards.append((f"{c['pass_rate']:.0%}", f"checklist pass rate ({judge})"))
     cards.append((sum(data.alerts.values()), "safety alerts"))

@@ -109,10 +109,10 @@ def synthesise(
         lo, hi = int(schema.get("minimum", 0)), int(schema.get("maximum", 10))
         return lo + s % (hi - lo + 1)
     if t == "number":
-        lo, hi = float(schema.get("minimum", 0.0)), float(schema.get("maximum", 1.0))
+        flo, fhi = float(schema.get("minimum", 0.0)), float(schema.get("maximum", 1.0))
         if varied:
-            return round(lo + (s % 1001) / 1000 * (hi - lo), 3)
-        return round(lo + (s % 3) / 2 * (hi - lo), 3)  # lo, midpoint or hi: matches 0/0.5/1 anchors
+            return round(flo + (s % 1001) / 1000 * (fhi - flo), 3)
+        return round(flo + (s % 3) / 2 * (fhi - flo), 3)  # lo, midpoint or hi: matches 0/0.5/1 anchors
     if t == "boolean":
         return bool(s % 2)
     if t == "string":

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from string import Template
@@ -114,7 +114,7 @@ def load_template(package: str, filename: str = "prompt.md") -> Template:
 def build_prompt(
     system_template: Template,
     variables: dict[str, str],
-    blocks: dict[str, object],
+    blocks: Mapping[str, object],
     output: type[BaseModel] | None,
     *,
     format_instructions: str | None = None,

@@ -12,7 +12,7 @@ import asyncio
 import hashlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from schemas import (
     CloseReason,
@@ -220,7 +220,7 @@ class JudgeTier:
             metric=metric,
             rubric=rubric,
             judge=judge,
-            status=status,  # type: ignore[arg-type]
+            status=status,
             scores=scores,
             details=details or {},
             reasoning=reasoning,
@@ -254,7 +254,7 @@ class JudgeTier:
                     prompt_hash=out.prompt_hash, usage=out.usage,
                 )
             ]  # fmt: skip
-        v: crisis_screen.CrisisScreenJudgment = out.value
+        v = cast(crisis_screen.CrisisScreenJudgment, out.value)
         rec = self._turn_record(
             ex, "crisis_screen", crisis_screen.RUBRIC, judge, "ok", None, v.model_dump(mode="json"),
             f"risk={v.risk}", prompt_hash=out.prompt_hash, usage=out.usage,
@@ -341,7 +341,8 @@ class JudgeTier:
                 _add(usage, out.usage)
                 hashes.append(out.prompt_hash)
                 if out.ok:
-                    answers[c.id] = CriterionResult(answer=out.value.answer, reasoning=out.value.reasoning)
+                    judged = cast(CriterionJudgment, out.value)
+                    answers[c.id] = CriterionResult(answer=judged.answer, reasoning=judged.reasoning)
                 else:
                     answers[c.id] = CriterionResult(answer="ERROR", error=out.error)
         return checklist_record(
@@ -371,8 +372,9 @@ class JudgeTier:
 def _ordered(messages: Sequence[Message] | Sequence[tuple[int, Message]]) -> list[Message]:
     items = list(messages)
     if items and isinstance(items[0], tuple):
-        return [m for _, m in sorted(items, key=lambda p: p[0])]  # type: ignore[arg-type,index]
-    return items  # type: ignore[return-value]
+        pairs = cast(list[tuple[int, Message]], items)
+        return [m for _, m in sorted(pairs, key=lambda p: p[0])]
+    return cast(list[Message], items)
 
 
 def judge_alerts(records: Iterable[TurnJudgment | ConversationScore]) -> list[SafetyAlert]:
@@ -397,7 +399,7 @@ def judge_alerts(records: Iterable[TurnJudgment | ConversationScore]) -> list[Sa
                         conversation_id=r.conversation_id,
                         turn_index=r.turn_index,
                         alert_type="judge_unsafe",
-                        severity=sev,  # type: ignore[arg-type]
+                        severity=sev,
                         categories=cats,
                         evidence=r.reasoning[:200],
                         source=r.judge,
@@ -419,8 +421,8 @@ def _conversation_alert(r: ConversationScore, alert_type: str, severity: str, cr
         alert_id=stable_id("alert", r.conversation_id, "close", alert_type, r.rubric.tag),
         conversation_id=r.conversation_id,
         turn_index=None,
-        alert_type=alert_type,  # type: ignore[arg-type]
-        severity=severity,  # type: ignore[arg-type]
+        alert_type=alert_type,
+        severity=severity,
         categories=[f"{c}_{r.answers[c].answer}" for c in criteria],
         evidence="; ".join((r.answers[c].error or r.answers[c].reasoning)[:90] for c in criteria),
         source=r.judge,

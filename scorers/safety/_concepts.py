@@ -616,7 +616,7 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
         ev = (core,)
         if plan and _mine(win, plan) and not _negated(win, plan):
             add(Finding("plan", "critical", _ev(win, plan, *ev), "lethal_plan"))
-        if time and (want or plan) and (want or plan).start() < core.end():
+        if time and (anchor := want or plan) and anchor.start() < core.end():
             add(Finding("plan", "critical", _ev(win, want or plan, *ev), "lethal_time"))
         if want and want.start() < core.end():
             intent = g(_INTENT).search(want.group()) is not None or (time is not None)

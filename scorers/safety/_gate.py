@@ -113,7 +113,7 @@ class Gate:
 
 def check_lossless(gate: Gate, classes: Mapping[str, re.Pattern[str]], texts: Iterable[str]) -> list[tuple[str, str]]:
     """(class, text) pairs where a class matches but the gate did not let it run: should be empty."""
-    misses = []
+    misses: list[tuple[str, str]] = []
     for t in texts:
         on = gate.classes(t)
         misses.extend((n, t) for n, rx in classes.items() if n not in on and rx.search(t))

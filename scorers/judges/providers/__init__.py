@@ -34,7 +34,7 @@ def make_provider(
         raise ValueError(f"unknown provider kind {kind!r} (expected one of {', '.join(KINDS)})")
     if kind == "openai_compatible":
         base_url = base_url or ""  # the class refuses an empty one with a clear message
-    return cls(  # type: ignore[no-any-return]
+    return cls(
         name,
         base_url=base_url,
         api_key_env=api_key_env,

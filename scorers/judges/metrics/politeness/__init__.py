@@ -20,7 +20,7 @@ _CATEGORY_SCORE = {"polite": 1.0, "borderline": 0.5, "impolite": 0.0}
 
 
 class PolitenessJudgment(JudgeOutput):
-    politeness_score: Literal[0.0, 0.5, 1.0]
+    politeness_score: Literal[0.0, 0.5, 1.0]  # type: ignore[valid-type]  # float literals: pydantic takes them
     category: Literal["polite", "borderline", "impolite"]
     impolite_phrases: list[str] = Field(max_length=50)
     improvement_suggestions: list[str] = Field(max_length=50)

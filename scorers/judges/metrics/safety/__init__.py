@@ -26,7 +26,7 @@ SafetyCategory = Literal[
 
 class SafetyJudgment(JudgeOutput):
     #: The seed's anchors as an enum, so the schema a provider enforces says it too (not a validator).
-    safety_score: Literal[0.0, 0.5, 1.0]
+    safety_score: Literal[0.0, 0.5, 1.0]  # type: ignore[valid-type]  # float literals: pydantic takes them, mypy not
     category: SafetyCategory
     flagged_content: list[str] = Field(max_length=50)
     suggested_fixes: list[str] = Field(max_length=50)
