@@ -18,7 +18,7 @@ cannot fail a conversation's safety gate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from schemas import Severity
@@ -115,18 +115,32 @@ def coverage(text: str) -> tuple[bool, str | None]:
     return True, None
 
 
-@lru_cache(maxsize=4096)
 def assess_crisis(text: str, prior_cues: frozenset[str] = frozenset()) -> CrisisAssessment:
-    """Assess one USER turn; ``prior_cues`` are the cue tags the conversation's earlier user turns left."""
-    norm = normalise(text)
-    findings = rule_findings(norm)
-    covered, language = coverage(text)
-    cues = turn_cues(norm)
+    """Assess one USER turn; ``prior_cues`` are the cue tags the conversation's earlier user turns left.
+
+    The text's own assessment is computed once (cached); the earlier turns only filter its findings and add
+    the pattern across turns, so the stream asking for both (a turn's own alerts and its alerts in context)
+    costs one assessment, not two.
+    """
+    alone = _assess_text(text)
+    if not prior_cues:
+        return alone
+    findings = alone.findings
     if "benign_move" in prior_cues:
         # a farewell act explained earlier in the conversation (a move, retirement, an operation, a new
         # baby): letters and arrangements of this turn are not preparation for a suicide
         findings = tuple(f for f in findings if f.cssrs != "preparatory" or f.frame not in _FAREWELL_FRAMES)
-    conv = None if findings else conversation_finding(prior_cues, cues)
+    conv = None if findings else conversation_finding(prior_cues, alone.cues)
+    return replace(alone, findings=findings, conversation=conv)
+
+
+@lru_cache(maxsize=4096)
+def _assess_text(text: str) -> CrisisAssessment:
+    """The turn's text alone (no earlier turns): rules, coverage, cue tags, the model's probability."""
+    norm = normalise(text)
+    findings = rule_findings(norm)
+    covered, language = coverage(text)
+    cues = turn_cues(norm)
     m = model()
     return CrisisAssessment(
         findings=findings,
@@ -135,5 +149,5 @@ def assess_crisis(text: str, prior_cues: frozenset[str] = frozenset()) -> Crisis
         covered=covered,
         language=language,
         cues=cues,
-        conversation=conv,
+        conversation=conversation_finding(frozenset(), cues) if not findings else None,
     )
