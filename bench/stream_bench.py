@@ -330,11 +330,12 @@ async def live_phase(
         worker, _ = await start_worker(mode, args, logdir, broker, "live")
     stage = None
     if args.model_stage:  # the learned-model stage on the same machine, busy the whole live phase
-        stage = subprocess.Popen(
-            [sys.executable, "-m", "attune", "model-stage", "--broker", broker.url, "--profile", "tansu"],
-            stdout=open(logdir / f"model-stage-{mode}.log", "w"),  # noqa: SIM115
-            stderr=subprocess.STDOUT,
-        )
+        with open(logdir / f"model-stage-{mode}.log", "w") as log:  # the child keeps its own copy of the fd
+            stage = subprocess.Popen(
+                [sys.executable, "-m", "attune", "model-stage", "--broker", broker.url, "--profile", "tansu"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         await asyncio.sleep(8)  # group join and model load, before the warm-up
     try:
         # Warm-up, not measured: every bundled sample once at the live rate (the producer's and the

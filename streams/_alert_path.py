@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from schemas import DEFAULT_LIMITS, InvalidRecord, Limits, Turn, decode_turn_event, encode
@@ -38,6 +38,7 @@ from schemas.topics import SAFETY_ALERTS, TURNS
 
 from . import security
 from .broker import PROFILES, ProfileName, bootstrap_of
+from .io import producer_for
 
 log = logging.getLogger("attune.alert_path")
 
@@ -73,6 +74,7 @@ class AlertPath:
         self.group = f"{app_id}-alerts"
         self.scoring_group = app_id
         self.partitions = partitions
+        self.profile_name = profile
         self.profile = PROFILES[profile]
         self.limits = limits
         self.on_alerts = on_alerts
@@ -123,13 +125,7 @@ class AlertPath:
             **extra,
             **security.client_kwargs(),
         )
-        producer = AIOKafkaProducer(
-            bootstrap_servers=bootstrap,
-            linger_ms=self.profile.linger_ms,
-            acks=1,
-            enable_idempotence=False,
-            **security.client_kwargs(),
-        )
+        producer = producer_for(self.broker, self.profile_name)
         try:
             await consumer.start()
             await producer.start()

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from schemas import Conversation, decode_output
 from schemas.topics import ALL_TOPICS, TURNS
+from scorers.embeddings import missing as missing_embeddings
 
 from . import security
 from ._render import render
@@ -33,12 +34,6 @@ OUTPUT_TOPICS = [s.name for s in ALL_TOPICS if s.name != TURNS.name]
 
 def bundled_samples() -> Path:
     return Path(str(importlib.resources.files("streams") / "samples" / "conversations.jsonl"))
-
-
-def _model_available() -> bool:
-    from scorers.embeddings import missing
-
-    return missing() is None
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -188,7 +183,7 @@ def run_demo(pace: float = 1.5, samples: Path | None = None, timeout: float = 12
         try:
             parts = worker.wait_ready(timeout=60)
             console.print(f"worker pid {worker.pid} ready, owns turns partitions {parts}")
-            model = _model_available()
+            model = missing_embeddings() is None
             console.print(
                 "model stage (learned empathy, off the inline path) running in this process"
                 if model

@@ -18,7 +18,7 @@ import logging
 import os
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from aiokafka import AIOKafkaConsumer
 
@@ -40,7 +40,6 @@ class StageStats:
     scored: int = 0
     batches: int = 0
     model_seconds: float = 0.0
-    started: float = field(default_factory=time.monotonic)
     first_event: float | None = None  # monotonic time of the first record (start-up and group join before it)
     last_batch: float | None = None
 

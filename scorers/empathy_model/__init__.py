@@ -4,7 +4,7 @@ Runs off the inline path: ``attune model-stage`` in the stream, ``attune evaluat
 batch, both through :class:`ModelStage`. Needs the ``embeddings`` extra.
 """
 
-from ._model import COMPONENTS, EmpathyEstimate, EmpathyModel, ModelFileError, features, shared_model
+from ._model import COMPONENTS, EmpathyEstimate, EmpathyModel, ModelFileError, features
 from ._stage import DEFAULT_MAX_CONVERSATIONS, ModelInput, ModelStage, conversation_inputs
 
 __all__ = [
@@ -17,5 +17,4 @@ __all__ = [
     "ModelStage",
     "conversation_inputs",
     "features",
-    "shared_model",
 ]

@@ -143,16 +143,3 @@ class EmpathyModel:
         seeker_vecs = np.zeros_like(vecs[:n])
         seeker_vecs[known] = vecs[n:]
         return self.predict(features(vecs[:n], seeker_vecs, self.feature_kind))
-
-
-_shared: EmpathyModel | None = None
-_shared_lock = threading.Lock()
-
-
-def shared_model() -> EmpathyModel:
-    """The shipped model, loaded once per process."""
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            _shared = EmpathyModel.load()
-        return _shared
