@@ -75,12 +75,14 @@ def unknown_fields(rec: BaseModel) -> list[str]:
     output records: slicing by producer fields is what ``metadata`` is for.
 
     Written out for the input models' nesting (context, its persona, a conversation's messages) rather than
-    a generic walk: it runs on every turn, and the walk cost 4 us of a 9 us decode.
+    a generic walk: it runs on every turn, and the walk cost a large share of a decode (docs/benchmarks.md,
+    "Streaming", "Figures formerly in code comments").
     """
     out: list[str] = []
     if rec.__pydantic_extra__:
         out += rec.__pydantic_extra__
-    # getattr with a default would cost ~2 us per missing attribute (pydantic's __getattr__ builds an error)
+    # getattr with a default would be slow for a missing attribute (pydantic's __getattr__ builds an error;
+    # docs/benchmarks.md, "2026-11-25: the cost of the forward-compatible contract (issue #15 parts 1-2)")
     ctx = rec.context if isinstance(rec, Turn | Conversation) else None
     if ctx is not None:
         if ctx.__pydantic_extra__:
@@ -143,7 +145,8 @@ def _load_object(raw: bytes | str, limits: Limits) -> dict:
     except orjson.JSONDecodeError as e:
         raise InvalidRecord(f"malformed JSON: {e}", code="malformed_json") from None
     # Nesting depth never exceeds the number of '{' and '[' in the text (a C-speed count): only records
-    # with more of them than the limit need the walk, which costs ~10 us on every ordinary turn.
+    # with more of them than the limit need the walk, which would otherwise add its cost to every ordinary turn
+    # (docs/benchmarks.md, "Streaming", "Figures formerly in code comments").
     if _openers(raw) > limits.max_json_depth:
         check_nesting(obj, limits)
     if not isinstance(obj, dict):

@@ -79,7 +79,8 @@ def incoherence_reason(response: str) -> str | None:
         return "gibberish"
     n = len(toks)
     # Most common token >= 80% of n implies at most 0.2n + 1 distinct tokens: when the set is larger than
-    # n/2 + 1 (almost every real reply), the answer is known without counting (Counter costs ~3x a set).
+    # n/2 + 1 (almost every real reply), the answer is known without counting (Counter costs more than a set:
+    # docs/benchmarks.md, "Cheap tier (heuristics), single process", "Figures formerly in code comments").
     if n >= 4 and len(set(toks)) * 2 <= n + 2:
         top = Counter(toks).most_common(1)[0][1]
         if top >= 0.8 * n:

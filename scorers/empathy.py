@@ -28,10 +28,11 @@ Phrases match on folded text with apostrophes removed, so "im sorry" and "thats 
 
 Weights were set by hand from the seed anchors, then adjusted on the *first* half of the rated data
 only (emotion 0.14 -> 0.24, reflection 0.10 -> 0.05 after a coarse grid; the grid's gain on half A was
-small, +0.02 mean rho). bench/empathy_agreement.py reports both halves (docs/heuristics.md).
+small: docs/heuristics.md, "Reading the numbers honestly"). bench/empathy_agreement.py reports both halves.
 
-Speed: VADER's ``polarity_scores`` costs ~60 µs per text, so only its lexicon is used (token lookup
-with a three-token negation window); user-text features are cached (a user turn is scored once per
+Speed: VADER's ``polarity_scores`` costs too much for the per-turn path (docs/benchmarks.md, "Cheap tier
+(heuristics), single process", "Figures formerly in code comments"), so only its lexicon is used (token
+lookup with a three-token negation window); user-text features are cached (a user turn is scored once per
 reply that answers it).
 """
 

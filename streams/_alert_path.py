@@ -2,8 +2,9 @@
 
 Why: the scoring agent (Faust, ``process_turns``) owns table state, so after a worker is killed its turns
 wait for the consumer group to notice, rebalance, and recover the tables: alerts for turns arriving meanwhile
-were 8-23 s late (docs/reliability.md). A user turn's own alerts need no state (:meth:`Evaluator.turn_alerts`:
-the crisis detector on the turn's text, language coverage, dependency), so this path computes them apart:
+were seconds late (docs/reliability.md, "Alerts across a worker kill (issue 14, part 3)"). A user turn's own
+alerts need no state (:meth:`Evaluator.turn_alerts`: the crisis detector on the turn's text, language
+coverage, dependency), so this path computes them apart:
 
 * **no consumer group membership**: a plain aiokafka consumer *assigned* every turns partition, so there is
   no rebalance to wait for. A restarted worker resumes at once from the offsets this path committed (group
@@ -195,11 +196,11 @@ def wait_running(path: AlertPath, timeout: float = 30.0) -> bool:
 class AlertPathProcess:
     """The alert path in a child process, kept running by a supervisor thread of the worker.
 
-    Why a process and not a thread of the worker: measured in ``bench/stream_bench.py`` (2026-11-25), the
-    path as a thread raised the worker's turn->score p50 from 19-21 to 29-39 ms and p99 from 41-45 to
-    67-90 ms (its I/O wake-ups, ~100/s on the Tansu profile, take the GIL from the scoring agent); a child
-    process has its own interpreter. It is in the worker's process group (a SIGKILL of the group ends it
-    too) and exits by itself when its parent is gone.
+    Why a process and not a thread of the worker: as a thread, the path raised the worker's turn->score p50
+    and p99 well beyond the run-to-run spread (its I/O wake-ups, one per fetch wait, take the GIL from the
+    scoring agent; docs/benchmarks.md, "Alert path (issue #14 part 3)"); a child process has its own
+    interpreter. It is in the worker's process group (a SIGKILL of the group ends it too) and exits by itself
+    when its parent is gone.
     """
 
     def __init__(

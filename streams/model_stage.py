@@ -1,8 +1,9 @@
 """``attune model-stage``: the learned empathy signal, off the inline path, in its own consumer group.
 
 Why a separate consumer (plain aiokafka, group ``<app-id>-model``) and not another Faust agent on the turns
-topic: an agent in the worker's app would share its consumer, so a model slower than live traffic (one core
-embeds ~60-100 replies/s) would pause the turns partitions and hold back the inline scores and alerts.
+topic: an agent in the worker's app would share its consumer, so a model slower than live traffic (as one core
+is: docs/benchmarks.md, "Model stage: the learned empathy signal (issue #16)") would pause the turns partitions
+and hold back the inline scores and alerts.
 Here the model lags on its own: its committed offsets say how far it got, nothing is dropped, and more
 stages (up to the turns topic's partition count) share the load.
 

@@ -21,9 +21,10 @@ MAX_LENGTH = 256
 MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIM = 384
 #: Word pieces per ONNX run (texts x padded width). Texts are sorted by length and cut into runs of at most this
-#: many padded word pieces, so each run pads only to its own longest text. Measured on one core (2026-11-25,
-#: 100 EPITOME posts and replies / 128 short chat turns, texts/s): one padded run 6.7 / 132; budget 2048:
-#: 48 / 164; 256: 68 / 184; 128: 68 / 178; one text per run: 64 / 138. So: small runs, sorted by length.
+#: many padded word pieces, so each run pads only to its own longest text. One padded run spends most of its work
+#: on padding, and one text per run pays the per-run cost for every text; small sorted runs were the fastest on
+#: both long and short texts (docs/benchmarks.md, "Model stage: the learned empathy signal (issue #16)").
+#: So: small runs, sorted by length.
 TOKEN_BUDGET = 256
 
 
@@ -85,7 +86,7 @@ _shared_lock = threading.Lock()
 
 
 def shared_embedder() -> MiniLMEmbedder:
-    """One process-wide instance (the session is thread-safe behind its lock; loading takes ~0.3 s)."""
+    """One process-wide instance (the session is thread-safe behind its lock; loading it is a noticeable pause)."""
     global _shared
     with _shared_lock:
         if _shared is None:

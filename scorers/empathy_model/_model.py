@@ -7,7 +7,8 @@
 * input: the features :func:`features` builds from the reply (and, where the trained model asks for it,
   the seeker's message); the weights file says which, so training and scoring cannot disagree.
 
-Costs ~10-18 ms of one core per short text, batched: never on the per-turn inline path. The stream runs it
+Costs milliseconds of one core per short text, batched (docs/benchmarks.md, "Model stage: the learned empathy
+signal (issue #16)", "Figures formerly in code comments"): never on the per-turn inline path. The stream runs it
 in its own stage (``attune model-stage``), batch in ``attune evaluate --empathy-model``.
 """
 
@@ -106,7 +107,7 @@ class EmpathyModel:
         return f"{self.model_id}@{self.version}"
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        with self._lock:  # first use loads the ONNX session (~0.3 s), once per process
+        with self._lock:  # first use loads the ONNX session (a noticeable pause), once per process
             if self._embedder is None:
                 from scorers.embeddings import MODEL_ID, shared_embedder
 

@@ -1,7 +1,8 @@
 """Concept-level crisis matching: death / self-harm concepts x self-reference x volition, plan, time, means.
 
 Why: whole-phrase lists match the phrasings their authors thought of and little else (an independent
-set found 0.35-0.60 recall for the phrase rules). Here each *concept* is a small word class (a death
+set found low recall for the phrase rules: docs/benchmarks.md, "Crisis detection v2 (issue #12)", "Figures
+formerly in code comments"). Here each *concept* is a small word class (a death
 word, a method act, a means, a volition or thought verb, a time, an act already done...) and a finding
 is a *combination* of concepts inside one window of text about the user, checked by guards (negation,
 denial, media, grief, someone else, idiom, activity). A new sentence built from known concepts is found

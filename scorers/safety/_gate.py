@@ -1,9 +1,10 @@
 """Cue gating for concept classes, derived from the regular expressions themselves.
 
-Why: the concept matcher runs ~40 word-class regexes; each full scan of a 30-word turn costs 3-16 us,
-so scanning them all costs ~300 us per user turn, while most turns contain none of the classes that can
-start a finding. Like the phrase rules' cue prefilter (:mod:`._engine`), one trie-shaped scan finds which
-classes *can* match, and only those run. Unlike there, the cues are not written by hand: every match of a
+Why: the concept matcher runs ~40 word-class regexes, and scanning a turn with all of them would dominate
+a user turn's cost (docs/benchmarks.md, "Crisis detection v2 (issue #12)", "Figures formerly in code
+comments"), while most turns contain none of the classes that can start a finding. Like the phrase
+rules' cue prefilter (:mod:`._engine`), one trie-shaped scan finds which classes *can* match, and only
+those run. Unlike there, the cues are not written by hand: every match of a
 class regex must begin with one of the literal prefixes :func:`literal_prefixes` reads off the parsed
 pattern (all branches, optional groups both ways, a digit class expanded), so the gate is lossless by
 construction; ``tests/test_crisis_detection.py`` checks it on every text of the sealed and training sets.
@@ -95,7 +96,8 @@ class Gate:
         stems = sorted(self._of, key=lambda s: (-len(s), s))
         self._scan = re.compile(r"\b(?=\w)(?=(" + trie_pattern(stems) + "))")
         # a reported stem activates every class with a stem that prefixes it (the longest is reported)
-        # (its prefixes looked up, not every stem tried: the pairwise test cost 1.3 s at every import)
+        # (its prefixes looked up, not every stem tried: the pairwise test slowed every import; docs/benchmarks.md,
+        # "Crisis detection v2 (issue #12)", "Figures formerly in code comments")
         self._activates = {
             s: frozenset(n for k in range(1, len(s) + 1) for n in self._of.get(s[:k], ())) for s in stems
         }

@@ -1,8 +1,9 @@
 """The learned second signal: a linear model over word and character n-grams, with a calibrated probability.
 
 Why this model: it must run inline on every user turn (an alert never waits), and an n-gram linear model
-scores a short turn in tens of microseconds in plain Python (a dict lookup per feature), while the
-shipped MiniLM embedder costs 10-18 ms per text. It generalises past the concept rules because it
+scores a short turn in plain Python (a dict lookup per feature) far faster than the shipped MiniLM embedder
+embeds one (docs/benchmarks.md, "Model stage: the learned empathy signal (issue #16)", "Figures formerly in
+code comments"). It generalises past the concept rules because it
 weighs thousands of word and sub-word cues learned from examples, not a list a person wrote.
 
 * weights: ``crisis_model.json`` next to this file, written by ``bench/train_crisis_model.py`` from the
@@ -11,12 +12,14 @@ weighs thousands of word and sub-word cues learned from examples, not a list a p
 * features (:func:`features`): binary word unigrams and bigrams; for texts holding an anchor concept, the
   concept classes of :mod:`._concepts` present and every pair of them, and whether a rule fired; over
   :func:`normalise` output, L2-normalised over the features the vocabulary knows. The concept pairs gave
-  the model what n-grams of ~3,000 examples cannot (dev AUC 0.959 -> 0.980); character 3-5-grams were
-  dropped (dev recall at 3% FPR 0.905 with them, 0.919 without, and they cost ~130 us per turn);
+  the model what n-grams of ~3,000 examples cannot (a higher dev AUC); character 3-5-grams were dropped
+  (dev recall at 3% FPR was higher without them, and they cost time on every turn; the figures:
+  docs/benchmarks.md, "Crisis detection v2 (issue #12)", "Figures formerly in code comments");
 * probability: Platt scaling (a, b) fitted on cross-validated scores of the training data, so 0.7 means
   roughly 70% of training texts scoring there were crises;
-* whole text: scoring each sentence window and taking the maximum was tried and dropped (dev false-positive
-  rate rose from 0.03 to over 0.3: short windows of hard negatives look like disclosures).
+* whole text: scoring each sentence window and taking the maximum was tried and dropped (the dev
+  false-positive rate rose far above its 3% target, figures in the same section: short windows of hard
+  negatives look like disclosures).
 """
 
 from __future__ import annotations
