@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -19,6 +19,7 @@ from schemas import (
     DEFAULT_LIMITS,
     Conversation,
     ConversationScore,
+    JudgeJob,
     Limits,
     Message,
     OutputRecord,
@@ -154,9 +155,22 @@ def evaluate_items(items: Iterable[Item], out, summary: Summary, err: Console, e
     return rejected
 
 
-def _screen_jobs(conv: Conversation, records: list[OutputRecord], tier: JudgeTier) -> list[Any]:
+def _turn_jobs(conv: Conversation, metrics: list[str] | None) -> list[JudgeJob]:
+    """A turn job per assistant reply: batch judges every one (none when ``metrics == []``, the checklist
+    only). Each carries the whole history: redaction learns names from all of it."""
+    from scorers.judges import turn_job
+
+    if metrics == []:
+        return []
+    return [turn_job(ex, conv.metadata, history=None) for ex in exchanges_of(conv)]
+
+
+def _screen_jobs(conv: Conversation, records: list[OutputRecord]) -> list[JudgeJob]:
     """LLM crisis screens for the user turns the cheap tier rated possible risk (model only) or could not
-    read, as in the stream (``streams.judging.needs_screen``)."""
+    read, as in the stream (``scorers.judges.needs_screen``); ``screen_job`` keeps the nearest earlier
+    messages."""
+    from scorers.judges import screen_job
+
     flagged = sorted(
         {
             r.turn_index
@@ -173,8 +187,20 @@ def _screen_jobs(conv: Conversation, records: list[OutputRecord], tier: JudgeTie
     for idx in flagged:
         earlier = [Message(role=t.role, text=t.text, turn_index=t.turn_index) for t in turns if t.turn_index < idx]
         text = next(t.text for t in turns if t.turn_index == idx)
-        jobs.append(tier.screen_user_turn(conv.conversation_id, idx, text, earlier[-4:]))
+        jobs.append(screen_job(conv.conversation_id, idx, text, earlier, conv.metadata))
     return jobs
+
+
+def _checklist_job(conv: Conversation, records: list[OutputRecord], alerts: list[SafetyAlert]) -> JudgeJob:
+    """The LLM checklist job of a whole conversation; ``alerts`` (the cheap tier's, the screens' and the turn
+    judges') go into its verdict with the checklist's own."""
+    from scorers.judges import checklist_job
+
+    cheap = next(r for r in records if isinstance(r, ConversationScore))
+    turns = sorted(conv.as_turns(), key=lambda t: t.turn_index)
+    # Without turn_index, as batch has always judged it: explicit index gaps show on the cheap checklist only.
+    messages = [Message(role=t.role, text=t.text) for t in turns]
+    return checklist_job(conv.conversation_id, messages, conv.context, "batch", cheap, alerts, conv.metadata)
 
 
 async def judge_items(
@@ -189,9 +215,12 @@ async def judge_items(
     advance: Callable[[], None] = lambda: None,
 ) -> tuple[int, int]:
     """Cheap tier + LLM judges per conversation, ``parallel`` conversations in flight; records are written
-    as each conversation completes. Returns (rejected inputs, judge errors)."""
-    from scorers.judges import judge_alerts
-    from scorers.verdict import conversation_verdict
+    as each conversation completes. Returns (rejected inputs, judge errors).
+
+    The judge work is the stream's: the same jobs (``scorers.judges``), run by the same ``run_job``; the
+    checklist job runs last, so its verdict also counts what the turn judges and screens raised.
+    """
+    from scorers.judges import run_job
 
     rejected = judge_errors = 0
     sem = asyncio.Semaphore(max(1, parallel))
@@ -199,16 +228,15 @@ async def judge_items(
     async def one(conv: Conversation) -> list[OutputRecord]:
         async with sem:
             records: list[OutputRecord] = list(evaluate_conversation(conv, evaluator, verdict=False))
-            turn_jobs = [tier.judge_turn(ex, metrics) for ex in exchanges_of(conv)] if metrics != [] else []
-            turn_jobs += _screen_jobs(conv, records, tier)
-            turns = [t for ts in await asyncio.gather(*turn_jobs) for t in ts]
-            indexed = [(t.turn_index, Message(role=t.role, text=t.text)) for t in conv.as_turns()]
-            checklist = await tier.judge_conversation(conv.conversation_id, indexed, conv.context)
-            judged: list[TurnJudgment | ConversationScore] = [*turns, checklist]
-            out: list[OutputRecord] = [*records, *judged, *judge_alerts(judged)]
-            cheap = next(r for r in records if isinstance(r, ConversationScore))
-            alerts = [r for r in out if isinstance(r, SafetyAlert)]
-            return with_metadata([*out, conversation_verdict(cheap, alerts, checklist)], conv.metadata)
+            turned = _turn_jobs(conv, metrics)
+            ran = await asyncio.gather(*(run_job(tier, j, metrics) for j in [*turned, *_screen_jobs(conv, records)]))
+            judged = [r for rs in ran[: len(turned)] for r in rs if isinstance(r, TurnJudgment)]
+            raised = [r for rs in ran[: len(turned)] for r in rs if isinstance(r, SafetyAlert)]
+            screened = [r for rs in ran[len(turned) :] for r in rs]
+            alerts = [r for r in [*records, *screened, *raised] if isinstance(r, SafetyAlert)]
+            llm, *closing = await run_job(tier, _checklist_job(conv, records, alerts))
+            # The turn judges' alerts after the LLM checklist, before its own: the order batch always wrote.
+            return with_metadata([*records, *judged, *screened, llm, *raised, *closing], conv.metadata)
 
     pending: set[asyncio.Task[list[OutputRecord]]] = set()
 

@@ -24,9 +24,8 @@ from aiokafka import AIOKafkaProducer
 from schemas import Conversation, Message, decode_output, encode, stable_id
 from schemas.topics import SAFETY_ALERTS, TURNS
 from streams import EmbeddedBroker, StreamSettings, create_topics
-from streams.app import worker_env
 from streams.io import consume
-from streams.worker import WorkerProcess
+from streams.worker import WorkerProcess, worker_env
 
 CRISIS = "honestly i want to kill myself, i cant keep doing this anymore"
 

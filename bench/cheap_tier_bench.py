@@ -107,9 +107,11 @@ def run(seconds: float) -> dict[str, float]:
     r_pair = timed("user+assistant pairs", both)
     turns_per_s = 2 * r_pair
 
-    conv = []
-    for i, (u, a) in enumerate(pairs[:10]):
-        conv += [(2 * i, Message(role="user", text=u)), (2 * i + 1, Message(role="assistant", text=a))]
+    conv = [
+        Message(role=role, text=text, turn_index=2 * i + j)
+        for i, (u, a) in enumerate(pairs[:10])
+        for j, (role, text) in enumerate((("user", u), ("assistant", a)))
+    ]
     n, t0 = 0, time.perf_counter()
     while time.perf_counter() - t0 < seconds:
         clear_caches()
@@ -121,7 +123,7 @@ def run(seconds: float) -> dict[str, float]:
     n, spent = 0, 0.0
     while spent < seconds:
         clear_caches()
-        for (_, u), (_, a) in zip(conv[::2], conv[1::2], strict=True):
+        for u, a in zip(conv[::2], conv[1::2], strict=True):
             both(u.text, a.text)
         t1 = time.perf_counter()
         ev.on_close("c", conv, None, "batch")

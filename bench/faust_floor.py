@@ -35,7 +35,7 @@ def worker_main(broker: str, mode: str, n: int, out: str) -> None:
     import faust
 
     from schemas.topics import TURNS
-    from streams._faust_patches import highwaters_from_fetch, limit_fetch_wait
+    from streams._faust.patches import highwaters_from_fetch, limit_fetch_wait
     from streams.broker import bootstrap_of
     from streams.settings import StreamSettings
 

@@ -38,7 +38,7 @@ from schemas import Conversation, Message, decode_output
 from schemas.topics import CONVERSATION_SCORES, JUDGE_JOBS, SAFETY_ALERTS, TURN_JUDGMENTS, TURN_SCORES, TURNS
 from scorers.judges import error_cause
 from streams import EmbeddedBroker, StreamSettings, WorkerProcess, create_topics
-from streams._faust_patches import fetched_highwaters
+from streams._faust import fetched_highwaters
 from streams.io import consume, publish, schedule
 
 JUDGE = "fake:judge-1"

@@ -24,7 +24,7 @@ from ._outputs import (
 
 #: Producers and consumers are named as ``module:attribute (what)`` where they are attune code (a test imports
 #: every one), in plain words where they are not (your system, safety teams, analytics consumers).
-_AGENT = "streams.app:create_app (agent process_turns"
+_AGENT = "streams._faust.runtime:create_app (agent process_turns"
 _TAIL = "streams.cli:_cmd_tail (attune tail)"
 
 
@@ -148,7 +148,7 @@ CONTROL = TopicSpec(
     partitions=TURNS.partitions,
     key="conversation_id",
     records=(),
-    producers=("streams.app:Runtime.sweep (timer: inactivity close, reorder flush, tombstone expiry)",),
+    producers=("streams._faust.runtime:Runtime.sweep (timer: inactivity close, reorder flush, tombstone expiry)",),
     consumers=(f"{_AGENT})",),
     doc="Internal JSON commands; a timer cannot write tables, so it asks the owning agent to act.",
 )
@@ -157,8 +157,8 @@ TURN_BUFFER_CHANGELOG = TopicSpec(
     partitions=TURNS.partitions,
     key="conversation_id:chunk",
     records=(),
-    producers=("streams.app:FaustStore (Faust table 'turn_buffer' of app 'attune')",),
-    consumers=("streams.app:FaustStore (table recovery)",),
+    producers=("streams._faust.store:FaustStore (Faust table 'turn_buffer' of app 'attune')",),
+    consumers=("streams._faust.store:FaustStore (table recovery)",),
     doc="Compacted changelog of buffered turns in chunks of 16 per key; deleted when the conversation closes.",
 )
 CONVERSATIONS_CHANGELOG = TopicSpec(
@@ -166,8 +166,8 @@ CONVERSATIONS_CHANGELOG = TopicSpec(
     partitions=TURNS.partitions,
     key="conversation_id",
     records=(),
-    producers=("streams.app:FaustStore (Faust table 'conversations' of app 'attune')",),
-    consumers=("streams.app:FaustStore (table recovery)",),
+    producers=("streams._faust.store:FaustStore (Faust table 'conversations' of app 'attune')",),
+    consumers=("streams._faust.store:FaustStore (table recovery)",),
     doc="Compacted changelog of per-conversation state: index ranges, crisis_pending, end, tombstone.",
 )
 

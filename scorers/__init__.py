@@ -4,7 +4,7 @@ The cheap tier is deterministic and offline (seed 004 heuristics, seed 003 edge 
 detection, the heuristic seed-001 checklist). LLM judges live in :mod:`scorers.judges`.
 """
 
-from ._base import Exchange, Signal
+from ._base import Exchange, Signal, Transcript
 from ._evaluator import (
     AssistantTurnResult,
     Evaluator,
@@ -21,6 +21,7 @@ __all__ = [
     "Evaluator",
     "Exchange",
     "Signal",
+    "Transcript",
     "UserTurnResult",
     "evaluate_conversation",
     "exchange_after",

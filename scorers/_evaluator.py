@@ -24,7 +24,7 @@ from schemas import (
     stable_id,
 )
 
-from ._base import Exchange, Signal
+from ._base import Exchange, Signal, Transcript
 from .checklist import RUBRIC as CHECKLIST_RUBRIC
 from .checklist import checklist_record, heuristic_checklist
 from .edge_cases import prejudge
@@ -245,13 +245,14 @@ class Evaluator:
     def on_close(
         self,
         conversation_id: str,
-        messages: Sequence[tuple[int, Message]],
+        messages: Sequence[Message],
         context: TurnContext | None,
         close_reason: CloseReason,
         turn_scores: Iterable[ScoredTurn] = (),
     ) -> ConversationScore:
-        """Run the heuristic 12-criterion checklist over the ordered messages and score it (seed 001)."""
-        ordered = [m for _, m in sorted(messages, key=lambda p: p[0])]
+        """Run the heuristic 12-criterion checklist over the messages in turn order (a :class:`Transcript`)
+        and score it (seed 001)."""
+        ordered = list(messages)
         ctx = context or _DEFAULT_CONTEXT
         answers = heuristic_checklist(ordered, ctx)
         summary: dict[str, list[float]] = {}
@@ -278,7 +279,8 @@ def exchange_for(
     earlier: Sequence[tuple[int, Message]],
     context: TurnContext | None,
 ) -> Exchange:
-    """Build the Exchange for a reply from the earlier buffered messages (any order, indices < turn_index)."""
+    """Build the Exchange for a reply from ``(turn_index, message)`` pairs in any order (those with indices below
+    ``turn_index`` are its history), for callers holding no :class:`Transcript`."""
     prior = sorted((p for p in earlier if p[0] < turn_index), key=lambda p: p[0])
     return exchange_after(conversation_id, turn_index, response, [m for _, m in prior], context)
 
@@ -292,7 +294,7 @@ def exchange_after(
 ) -> Exchange:
     """:func:`exchange_for` when ``history`` is already exactly the earlier messages, oldest first.
 
-    The stream's case (turns are processed in index order): no filtering or sorting of the whole
+    The stream's and the batch path's case (:meth:`Transcript.before`): no filtering or sorting of the whole
     history per reply, only a copy into the tuple and a backwards scan to the nearest user message.
     """
     user_text = next((m.text for m in reversed(history) if m.role == "user"), "")
@@ -308,11 +310,12 @@ def exchange_after(
 
 def exchanges_of(conv: Conversation) -> list[Exchange]:
     """Every assistant reply of a whole conversation as the Exchange the scorers (and judges) take."""
-    indexed = [(t.turn_index, Message(role=t.role, text=t.text, turn_index=t.turn_index)) for t in conv.as_turns()]
+    turns = conv.as_turns()
+    transcript = Transcript(Message(role=t.role, text=t.text, turn_index=t.turn_index) for t in turns)
     return [
-        exchange_for(conv.conversation_id, idx, m.text, indexed, conv.context)
-        for idx, m in indexed
-        if m.role == "assistant"
+        exchange_after(conv.conversation_id, t.turn_index, t.text, transcript.before(t.turn_index), conv.context)
+        for t in turns
+        if t.role == "assistant"
     ]
 
 
@@ -326,7 +329,7 @@ def evaluate_conversation(
     """
     ev = evaluator or Evaluator()
     out: list[OutputRecord] = []
-    buffered: list[tuple[int, Message]] = []
+    buffered = Transcript()
     scores: list[TurnScore] = []
     crisis_turn: int | None = None
     cues: frozenset[str] = frozenset()
@@ -340,14 +343,15 @@ def evaluate_conversation(
             if res.crisis:
                 crisis_turn = turn.turn_index
         else:
-            ex = exchange_for(turn.conversation_id, turn.turn_index, turn.text, buffered, conv.context)
+            earlier = buffered.before(turn.turn_index)
+            ex = exchange_after(turn.conversation_id, turn.turn_index, turn.text, earlier, conv.context)
             complete = all(i in present for i in range(turn.turn_index))  # the stream's rule (streams._core)
             ares = ev.on_assistant_turn(ex, answers_crisis_turn=crisis_turn, history_complete=complete)
             crisis_turn = None
             scores.append(ares.score)
             out.append(ares.score)
             out.extend(ares.alerts)
-        buffered.append((turn.turn_index, Message(role=turn.role, text=turn.text, turn_index=turn.turn_index)))
+        buffered.add(Message(role=turn.role, text=turn.text, turn_index=turn.turn_index))
     score = ev.on_close(conv.conversation_id, buffered, conv.context, close_reason, scores)
     out.append(score)
     if verdict:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-# Every name is imported on first use: ``streams._core`` pulls in the scorers (~0.9 s), which a process
-# that only needs ``streams.security`` or ``streams.broker`` (an example consumer, a standby taking over)
-# must not pay at start.
+# Every name is imported on first use: ``streams._core`` pulls in the scorers, a slow import (docs/benchmarks.md,
+# "Streaming", "Figures formerly in code comments") that a process that only needs ``streams.security`` or
+# ``streams.broker`` (an example consumer, a standby taking over) must not pay at start.
 _LAZY = {
     **dict.fromkeys(
         (
@@ -32,9 +32,9 @@ _LAZY = {
     ),
     **dict.fromkeys(("PROFILES", "BrokerProfile", "EmbeddedBroker", "create_topics", "tansu_binary"), "broker"),
     "StreamSettings": "settings",
-    "create_app": "app",
-    "run_worker": "app",
-    "FaustStore": "app",
+    "create_app": "_faust",
+    "run_worker": "_faust",
+    "FaustStore": "_faust",
     "WorkerProcess": "worker",
 }
 
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
         TurnProcessor,
         Write,
     )
-    from .app import FaustStore, create_app, run_worker
+    from ._faust import FaustStore, create_app, run_worker
     from .broker import PROFILES, BrokerProfile, EmbeddedBroker, create_topics, tansu_binary
     from .settings import StreamSettings
     from .worker import WorkerProcess

@@ -17,6 +17,10 @@ State lives in two tables (see :class:`StateStore`):
 Turns are processed in ``turn_index`` order: a turn beyond a gap is held until the gap fills, the
 reorder window passes, or the conversation closes. That keeps the records identical to the batch path
 (:func:`scorers.evaluate_conversation`), which sees every turn in order.
+
+The tables hold compact JSON objects (:data:`Wire`); the logic works on typed classes
+(:class:`ConversationMeta`, :class:`Tombstone`, :class:`BufferedTurn`) that :class:`_Batch` decodes on read
+and encodes on write — see :class:`_Batch` for why the conversion sits there.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol, TypeAlias
 
 import orjson
 
@@ -32,6 +36,7 @@ from schemas import (
     DEFAULT_LIMITS,
     MAX_METADATA_KEYS,
     AlertRef,
+    AlertType,
     CloseReason,
     ConversationEnd,
     ConversationScore,
@@ -41,6 +46,7 @@ from schemas import (
     Message,
     OutputRecord,
     SafetyAlert,
+    Severity,
     Turn,
     TurnContext,
     dead_letter,
@@ -48,12 +54,18 @@ from schemas import (
     encode,
     unknown_fields,
 )
+from schemas._common import Role
 from schemas.topics import CONTROL, DEAD_LETTER, TOPIC_OF_KIND
+from scorers import Transcript, exchange_after
 from scorers.verdict import conversation_verdict
 
 log = logging.getLogger("attune.streams")
 
 TableName = Literal["turns", "meta"]
+#: A table value as stored and as its changelog record carries it (one-letter keys: every record and every
+#: recovery pays for key length). Only the typed classes' ``to_wire`` / ``from_wire`` and the few functions
+#: beside them (:func:`decode_meta`, :func:`is_open`, :func:`stored_due`, :func:`stored_turn`) read its keys.
+Wire: TypeAlias = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,26 +97,26 @@ class Write:
     table: TableName
     partition: int
     key: str
-    value: dict[str, Any] | None
+    value: Wire | None
 
 
 class StateStore(Protocol):
-    """The two tables. The Faust implementation is in :mod:`streams.app`; :class:`DictStore` is in-memory."""
+    """The two tables. The Faust implementation is in :mod:`streams._faust.store`; :class:`DictStore` is in-memory."""
 
-    def get(self, table: TableName, key: str) -> dict[str, Any] | None: ...
+    def get(self, table: TableName, key: str) -> Wire | None: ...
 
     def apply(self, writes: Sequence[Write]) -> None: ...
 
-    def metas(self) -> Iterable[tuple[str, dict[str, Any]]]: ...
+    def metas(self) -> Iterable[tuple[str, Wire]]: ...
 
 
 class DictStore:
     """Plain-dict state store (unit tests, and the reference semantics of the Faust tables)."""
 
     def __init__(self) -> None:
-        self.tables: dict[TableName, dict[str, dict[str, Any]]] = {"turns": {}, "meta": {}}
+        self.tables: dict[TableName, dict[str, Wire]] = {"turns": {}, "meta": {}}
 
-    def get(self, table: TableName, key: str) -> dict[str, Any] | None:
+    def get(self, table: TableName, key: str) -> Wire | None:
         return self.tables[table].get(key)
 
     def apply(self, writes: Sequence[Write]) -> None:
@@ -114,7 +126,7 @@ class DictStore:
             else:
                 self.tables[w.table][w.key] = w.value
 
-    def metas(self) -> Iterable[tuple[str, dict[str, Any]]]:
+    def metas(self) -> Iterable[tuple[str, Wire]]:
         return list(self.tables["meta"].items())
 
 
@@ -129,7 +141,7 @@ class Timeouts:
 
 @dataclass(frozen=True, slots=True)
 class ClosedConversation:
-    """What a close hook sees: the ordered messages and the cheap checklist score just emitted.
+    """What a close hook sees: the messages in turn order and the cheap checklist score just emitted.
 
     The LLM checklist (judge tier) plugs in here: its hook returns a job record for the jobs topic,
     so a judge call never runs on, or blocks, the turn-processing agent.
@@ -137,7 +149,8 @@ class ClosedConversation:
 
     conversation_id: str
     partition: int
-    messages: tuple[tuple[int, Message], ...]
+    #: No longer added to: the conversation's history is dropped at its close.
+    messages: Transcript
     context: TurnContext | None
     close_reason: CloseReason
     score: ConversationScore
@@ -182,17 +195,205 @@ class Stats:
 
 
 #: One fields-set shared by every buffered Message (never mutated): model_construct would give each its own
-#: empty-then-filled set, 216 bytes a turn, 4 KB of an open 20-turn conversation.
+#: empty-then-filled set, a few KB of every open conversation (docs/benchmarks.md, "2026-11-25: memory
+#: per open conversation (issue #14 part 4, in part)").
 _MESSAGE_FIELDS: set[str] = frozenset({"role", "text", "turn_index"})  # type: ignore[assignment]
 
 
 class TurnSummary(NamedTuple):
     """What a conversation's close needs of each turn score (the checklist's ``turn_summary`` means). Kept per
-    buffered reply instead of the whole ``TurnScore``: that record was ~15 KB of every open 20-turn
-    conversation's ~42 KB in the worker (tracemalloc, issue 14 part 4)."""
+    buffered reply instead of the whole ``TurnScore``, which was the largest holder of an open conversation's
+    memory in the worker (docs/benchmarks.md, "2026-11-25: memory per open conversation (issue #14 part 4,
+    in part)")."""
 
     metrics: dict[str, float]
     empathy: float
+
+
+# -- typed state and its wire encoding ---------------------------------------------------------------
+# Sub-objects (index ranges, context, metadata, cue and alert lists) are shared between a typed object and
+# its wire dict, never copied: nothing changes them in place, a change assigns a new one.
+@dataclass(slots=True)
+class BufferedTurn:
+    """A turn in the turns table: what the history and the close need of it.
+
+    Wire: ``{"r": role, "t": text}``, plus ``"c": 1`` for a crisis disclosure and ``"s": {"m": metrics,
+    "e": empathy}`` once a reply is scored.
+    """
+
+    role: Role
+    text: str
+    #: a user turn disclosing a crisis: the next reply owes crisis resources
+    crisis: bool = False
+    #: a reply's scores, once scored in order (None for user turns and replies held beyond a gap)
+    summary: TurnSummary | None = None
+
+    def to_wire(self) -> Wire:
+        out: Wire = {"r": self.role, "t": self.text}
+        if self.crisis:
+            out["c"] = 1
+        if self.summary is not None:
+            out["s"] = {"m": self.summary.metrics, "e": self.summary.empathy}
+        return out
+
+    @classmethod
+    def from_wire(cls, w: Wire) -> BufferedTurn:
+        s = w.get("s")
+        return cls(w["r"], w["t"], bool(w.get("c")), None if s is None else TurnSummary(s["m"], s["e"]))
+
+
+class EndMarker(NamedTuple):
+    """How the producer ended the conversation. Wire: ``{"r": reason, "last": last}``."""
+
+    reason: CloseReason  # "end_flag" (a turn's end_of_conversation) or "end_event" (a ConversationEnd)
+    #: the announced last turn index: the close waits for it (None: an end event that named none)
+    last: int | None
+
+
+class AlertNote(NamedTuple):
+    """What a conversation's verdict needs of an alert raised while it was open. Wire: a 4-item list."""
+
+    alert_id: str
+    alert_type: AlertType
+    severity: Severity
+    turn_index: int | None
+
+
+#: The optional keys of a live meta entry (see :attr:`ConversationMeta.extras`).
+_EXTRA_KEYS = frozenset({"md", "rk", "al"})
+
+
+@dataclass(slots=True)
+class ConversationMeta:
+    """A live conversation's entry in the meta table, written at most once per batch.
+
+    Wire keys, in this order: ``p v idx done crisis ctx end seen held closed`` (``closed`` always null),
+    then those of ``md``, ``rk``, ``al`` that are set, in the order they were first set.
+    """
+
+    #: ``p``: the partition of the conversation's turns (and of both tables' changelog records)
+    partition: int
+    #: ``seen``: wall-clock time of the last turn or end event (inactivity and reorder timeouts)
+    seen: float
+    #: ``v``: bumped by every write; the processor's cached history is valid while it matches
+    version: int = 0
+    #: ``idx``: the buffered turn indices as sorted, disjoint, inclusive ``[lo, hi]`` ranges
+    ranges: list[list[int]] = field(default_factory=list)
+    #: ``done``: the highest turn index processed in order (the frontier; -1 before the first)
+    done: int = -1
+    #: ``crisis``: the user crisis turn the next reply answers, if any
+    crisis: int | None = None
+    #: ``ctx``: the first turn context seen, as JSON
+    context: Wire | None = None
+    #: ``end``: set once the producer ended the conversation
+    end: EndMarker | None = None
+    #: ``held``: when the oldest turn waiting beyond a gap was buffered
+    held: float | None = None
+    #: :attr:`metadata`, :attr:`cues` and :attr:`alerts` as on the wire, by wire key, in the order first set:
+    #: the record keeps that order, as the dict-based processor's did, so records stay byte-identical
+    extras: dict[str, Any] | None = None
+
+    @property
+    def metadata(self) -> dict[str, Any] | None:
+        """``md``: the producer metadata merged over the turns (see :func:`_merge_metadata`)."""
+        return self.extras.get("md") if self.extras else None
+
+    @metadata.setter
+    def metadata(self, value: dict[str, Any]) -> None:
+        self._set_extra("md", value)
+
+    @property
+    def cues(self) -> list[str] | None:
+        """``rk``: the risk cue tags earlier user turns left (risk built across turns), sorted."""
+        return self.extras.get("rk") if self.extras else None
+
+    @cues.setter
+    def cues(self, value: list[str]) -> None:
+        self._set_extra("rk", value)
+
+    @property
+    def alerts(self) -> list[AlertNote] | None:
+        """``al``: every alert raised so far, for the verdict at close (few: kept as lists until read)."""
+        al = self.extras.get("al") if self.extras else None
+        return None if al is None else [AlertNote(*a) for a in al]
+
+    @alerts.setter
+    def alerts(self, value: list[AlertNote]) -> None:
+        self._set_extra("al", [list(a) for a in value])
+
+    def _set_extra(self, key: str, value: Any) -> None:
+        if self.extras is None:
+            self.extras = {}
+        self.extras[key] = value
+
+    def to_wire(self) -> Wire:
+        end = self.end
+        out: Wire = {
+            "p": self.partition,
+            "v": self.version,
+            "idx": self.ranges,
+            "done": self.done,
+            "crisis": self.crisis,
+            "ctx": self.context,
+            "end": None if end is None else {"r": end.reason, "last": end.last},
+            "seen": self.seen,
+            "held": self.held,
+            "closed": None,
+        }
+        if self.extras:
+            out.update(self.extras)
+        return out
+
+    @classmethod
+    def from_wire(cls, w: Wire) -> ConversationMeta:
+        end = w.get("end")
+        extras = None
+        if "md" in w or "rk" in w or "al" in w:
+            extras = {k: w[k] for k in w if k in _EXTRA_KEYS}
+        return cls(
+            w["p"],
+            w["seen"],
+            w["v"],
+            w["idx"],
+            w["done"],
+            w.get("crisis"),
+            w.get("ctx"),
+            None if end is None else EndMarker(end["r"], end.get("last")),
+            w.get("held"),
+            extras,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """What a closed conversation leaves in the meta table until :attr:`Timeouts.tombstone_ttl`: late or
+    redelivered turns of it are no-ops, and its index ranges find chunks a crash left behind.
+
+    Wire: ``{"p": partition, "closed": time, "idx": ranges}``.
+    """
+
+    partition: int
+    closed: float
+    ranges: list[list[int]]
+
+    def to_wire(self) -> Wire:
+        return {"p": self.partition, "closed": self.closed, "idx": self.ranges}
+
+    @classmethod
+    def from_wire(cls, w: Wire) -> Tombstone:
+        return cls(w["p"], w["closed"], w.get("idx", []))
+
+
+def decode_meta(value: Wire) -> ConversationMeta | Tombstone:
+    """A meta-table value as its typed class."""
+    if is_open(value):
+        return ConversationMeta.from_wire(value)
+    return Tombstone.from_wire(value)
+
+
+def is_open(value: Mapping[str, Any]) -> bool:
+    """Whether a meta-table value (as :meth:`StateStore.metas` yields it) is a live conversation, not a tombstone."""
+    return value.get("closed") is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +402,7 @@ class _PendingClose:
 
     conversation_id: str
     partition: int
-    messages: list[tuple[int, Message]]
+    messages: Transcript
     context: TurnContext | None
     reason: CloseReason
     scores: list[TurnSummary]
@@ -216,6 +417,8 @@ class BatchResult:
     stats: Stats = field(default_factory=Stats)
     #: Closes whose checklist :meth:`TurnProcessor.finish_closes` still has to run (deferred batches only).
     closes: list[_PendingClose] = field(default_factory=list)
+    #: The meta version each live conversation written by this batch ends at (see ``on_batch_applied``).
+    versions: dict[str, int] = field(default_factory=dict)
 
 
 # -- index ranges: a 1,000-turn conversation in order is one pair, not 1,000 numbers -----------------
@@ -227,7 +430,12 @@ def ranges_contains(ranges: list[list[int]], i: int) -> bool:
 
 
 def ranges_add(ranges: list[list[int]], i: int) -> list[list[int]]:
-    """Insert ``i`` (absent) into sorted disjoint inclusive ranges, merging neighbours."""
+    """Insert ``i`` (absent) into sorted disjoint inclusive ranges, merging neighbours. A new list: the ranges
+    given, which a stored meta entry may share, are never changed."""
+    if not ranges or i > ranges[-1][1]:  # the usual case, a turn after every buffered one: no sort
+        if ranges and i == ranges[-1][1] + 1:
+            return [*ranges[:-1], [ranges[-1][0], i]]
+        return [*ranges, [i, i]]
     out = [list(r) for r in ranges]
     out.append([i, i])
     out.sort()
@@ -265,29 +473,39 @@ def chunk_keys(conversation_id: str, ranges: list[list[int]]) -> list[str]:
     return list(out)
 
 
-def stored_turn(store: StateStore, conversation_id: str, turn_index: int) -> dict[str, Any] | None:
+def stored_turn(store: StateStore, conversation_id: str, turn_index: int) -> BufferedTurn | None:
     chunk = store.get("turns", chunk_key(conversation_id, turn_index))
-    return chunk.get(str(turn_index)) if chunk else None
+    entry = chunk.get(str(turn_index)) if chunk else None
+    return None if entry is None else BufferedTurn.from_wire(entry)
 
 
-def _max_index(meta: dict[str, Any]) -> int:
-    return meta["idx"][-1][1] if meta["idx"] else -1
-
-
-def has_held(meta: dict[str, Any]) -> bool:
+def has_held(meta: ConversationMeta) -> bool:
     """Turns buffered beyond the processed frontier (waiting for a gap to fill)."""
-    return _max_index(meta) > meta["done"]
+    return bool(meta.ranges) and meta.ranges[-1][1] > meta.done
 
 
-def due_action(meta: dict[str, Any], now: float, t: Timeouts) -> str | None:
+def due_action(meta: ConversationMeta | Tombstone, now: float, t: Timeouts) -> str | None:
     """What the timer should ask the owning agent to do for this conversation now, if anything."""
-    if meta.get("closed") is not None:
-        return "expire" if now - meta["closed"] >= t.tombstone_ttl else None
-    if now - meta["seen"] >= t.inactivity:
+    if isinstance(meta, Tombstone):
+        return _due(now, t, meta.closed, 0.0, False, None)
+    return _due(now, t, None, meta.seen, meta.end is not None, meta.held)
+
+
+def stored_due(value: Wire, now: float, t: Timeouts) -> tuple[int, str] | None:
+    """``(partition, due_action)`` of a meta-table value if an action is due, reading only the keys it needs: the
+    timer asks this of every entry on every tick, where decoding whole entries made the sweep 3-5x slower."""
+    action = _due(now, t, value.get("closed"), value.get("seen", 0.0), value.get("end") is not None, value.get("held"))
+    return None if action is None else (value["p"], action)
+
+
+def _due(now: float, t: Timeouts, closed: float | None, seen: float, ended: bool, held: float | None) -> str | None:
+    if closed is not None:
+        return "expire" if now - closed >= t.tombstone_ttl else None
+    if now - seen >= t.inactivity:
         return "close"
-    if meta.get("end") is not None and now - meta["seen"] >= t.reorder:
+    if ended and now - seen >= t.reorder:
         return "close"
-    if meta.get("held") is not None and now - meta["held"] >= t.reorder:
+    if held is not None and now - held >= t.reorder:
         return "flush"
     return None
 
@@ -301,12 +519,14 @@ class _History:
     """In-memory view of a conversation's processed turns, derived from the tables (never authoritative)."""
 
     version: int
-    messages: list[tuple[int, Message]]
+    messages: Transcript
     scores: list[TurnSummary]
     context: TurnContext | None
-    #: The messages alone while they were appended in ascending index order (the normal case), so a reply's
-    #: Exchange is a copy of this list instead of a filter and sort of the history; None once out of order.
-    ordered: list[Message] | None = None
+
+
+def _message(entry: BufferedTurn, turn_index: int) -> Message:
+    # Fields taken from a validated Turn (or our own table entry of one): no second validation.
+    return Message.model_construct(_MESSAGE_FIELDS, role=entry.role, text=entry.text, turn_index=turn_index)
 
 
 class TurnProcessor:
@@ -348,7 +568,7 @@ class TurnProcessor:
 
         ``defer_closes``: leave the checklists of the conversations closed in this batch to
         :meth:`finish_closes`, so the caller can send the batch's turn scores and alerts first and run
-        the checklists (the costliest step: ~0.3 ms for 6 turns, ~1.2 ms for 20) while those travel. The
+        the checklists (the costliest step, milliseconds for a long conversation) while those travel. The
         table writes are complete either way; only the ``conversation_score`` records (and close-hook
         outputs) wait.
         """
@@ -387,6 +607,7 @@ class TurnProcessor:
                     res, raw, InvalidRecord(f"processing failed: {exc!r}", code="processing_failed"), item
                 )
         res.writes = batch.finish()
+        res.versions = batch.versions
         self.stats.add(res.stats)
         if not defer_closes:
             self.finish_closes(res)
@@ -416,7 +637,7 @@ class TurnProcessor:
             closed = ClosedConversation(
                 pc.conversation_id,
                 pc.partition,
-                tuple(pc.messages),
+                pc.messages,
                 pc.context,
                 pc.reason,
                 score,
@@ -433,11 +654,11 @@ class TurnProcessor:
         """(conversation_id, partition, action) for every conversation the timer should act on."""
         live = set()
         out = []
-        for cid, meta in self.store.metas():
+        for cid, value in self.store.metas():
             live.add(cid)
-            action = due_action(meta, now, self.timeouts)
-            if action:
-                out.append((cid, meta["p"], action))
+            due = stored_due(value, now, self.timeouts)
+            if due is not None:
+                out.append((cid, *due))
         for cid in [c for c in self._history if c not in live]:
             del self._history[cid]  # partition moved away or closed elsewhere
         return out
@@ -447,13 +668,13 @@ class TurnProcessor:
         cid, idx = turn.conversation_id, turn.turn_index
         res.stats.turns += 1
         meta = batch.meta(cid, partition, now)
-        if meta.get("closed") is not None:
+        if isinstance(meta, Tombstone):
             res.stats.after_close += 1
             return
-        if ranges_contains(meta["idx"], idx):
+        if ranges_contains(meta.ranges, idx):
             res.stats.duplicates += 1
             return
-        n = sum(hi - lo + 1 for lo, hi in meta["idx"])
+        n = sum(hi - lo + 1 for lo, hi in meta.ranges)
         if n >= self.limits.max_turns_per_conversation:
             # Same limit as the batch path (decode_conversation): state per conversation stays bounded.
             limit = self.limits.max_turns_per_conversation
@@ -464,21 +685,20 @@ class TurnProcessor:
             )
         if turn.metadata:
             _merge_metadata(meta, turn.metadata, cid)
-        md = meta.get("md") or {}
+        md = meta.metadata or {}
         alerts = []
         ures: Any = None
-        entry: dict[str, Any] = {"r": turn.role, "t": turn.text}
+        entry = BufferedTurn(turn.role, turn.text)
         if turn.role == "user":
             res.stats.user_turns += 1
             # Alerts first and at arrival, before any ordering or buffering (issue: "as soon as").
             # Cue tags of earlier user turns, in arrival order, for risk built across turns.
-            prior = frozenset(meta.get("rk") or ())
+            prior = frozenset(meta.cues or ())
             ures = self.ev.on_user_turn(cid, idx, turn.text, prior)
             alerts = ures.alerts
             if ures.cues - prior:
-                meta["rk"] = sorted(prior | ures.cues)
-            if ures.crisis:
-                entry["c"] = 1
+                meta.cues = sorted(prior | ures.cues)
+            entry.crisis = bool(ures.crisis)
             if ures.detector in ("rule", "rule+model"):
                 res.stats.crisis_rule += 1
             elif ures.detector == "model":
@@ -489,39 +709,38 @@ class TurnProcessor:
                 res.stats.not_covered += 1
         else:
             res.stats.assistant_turns += 1
-        meta["idx"] = ranges_add(meta["idx"], idx)
-        meta["seen"] = now
-        if turn.context is not None and meta.get("ctx") is None:
-            meta["ctx"] = turn.context.model_dump(mode="json")
+        meta.ranges = ranges_add(meta.ranges, idx)
+        meta.seen = now
+        if turn.context is not None and meta.context is None:
+            meta.context = turn.context.model_dump(mode="json")
         if turn.end_of_conversation:
-            meta["end"] = {"r": "end_flag", "last": idx}
+            meta.end = EndMarker("end_flag", idx)
         self._emit(res, alerts if self.emit_turn_alerts or ures is None else ures.needs_history, md)
         _remember(meta, alerts)
         hist = self._hist(cid, meta)
         if turn.role == "user" and self.user_hooks:
-            # the nearest earlier messages: a bounded tail, not the whole history, on every user turn
-            earlier = [m for i, m in hist.messages[-16:] if i < idx][-4:]
+            earlier = hist.messages.before(idx)[-4:]  # the nearest earlier messages, not the whole history
             for user_hook in self.user_hooks:
                 res.outputs.extend(user_hook(cid, idx, turn.text, earlier, ures, md))
         if hist.context is None and turn.context is not None:
             hist.context = turn.context
-        if idx <= meta["done"] or idx == meta["done"] + 1:
+        if idx <= meta.done + 1:
             self._advance(batch, res, cid, meta, hist, idx, entry)
             self._drain(batch, res, cid, meta, hist)
         else:
             res.stats.held += 1
-            batch.put_turn(cid, idx, entry, meta["p"])
-            if meta.get("held") is None:
-                meta["held"] = now
+            batch.put_turn(cid, idx, entry, meta.partition)
+            if meta.held is None:
+                meta.held = now
         self._maybe_close(batch, res, cid, meta, now)
 
     def _on_end(self, batch: _Batch, res: BatchResult, end: ConversationEnd, partition: int, now: float) -> None:
         meta = batch.meta(end.conversation_id, partition, now)
-        if meta.get("closed") is not None:
+        if isinstance(meta, Tombstone):
             res.stats.after_close += 1
             return
-        meta["end"] = {"r": "end_event", "last": end.last_turn_index}
-        meta["seen"] = now
+        meta.end = EndMarker("end_event", end.last_turn_index)
+        meta.seen = now
         if end.metadata:
             _merge_metadata(meta, end.metadata, end.conversation_id)
         self._maybe_close(batch, res, end.conversation_id, meta, now)
@@ -538,13 +757,15 @@ class TurnProcessor:
             return
         # Re-check with this worker's state: a stale timer elsewhere must not close a live conversation.
         action = due_action(meta, now, self.timeouts)
-        if action == "expire":
-            for key in chunk_keys(cid, meta.get("idx", [])):
-                if self.store.get("turns", key) is not None:
-                    batch.delete_chunk(key, meta["p"])  # orphans of a close interrupted by a crash
-            batch.delete_meta(cid, meta["p"])
+        if isinstance(meta, Tombstone):
+            if action == "expire":
+                for key in chunk_keys(cid, meta.ranges):
+                    if self.store.get("turns", key) is not None:
+                        batch.delete_chunk(key, meta.partition)  # orphans of a close interrupted by a crash
+                batch.delete_meta(cid, meta.partition)
         elif action == "close":
-            reason = "inactivity" if now - meta["seen"] >= self.timeouts.inactivity else meta["end"]["r"]
+            inactive = now - meta.seen >= self.timeouts.inactivity
+            reason: CloseReason = meta.end.reason if meta.end is not None and not inactive else "inactivity"
             self._close(batch, res, cid, meta, reason, now)
         elif action == "flush":
             hist = self._hist(cid, meta)
@@ -557,114 +778,109 @@ class TurnProcessor:
         batch: _Batch,
         res: BatchResult,
         cid: str,
-        meta: dict[str, Any],
+        meta: ConversationMeta,
         hist: _History,
         idx: int,
-        entry: dict[str, Any],
+        entry: BufferedTurn,
     ) -> None:
-        """Process one turn in order: crisis_pending for users, the cheap tier for assistants."""
-        if entry["r"] == "user":
-            if entry.get("c"):
-                meta["crisis"] = idx
+        """Process one turn in order: crisis_pending for users, the cheap tier for assistants.
+
+        ``entry`` is this batch's own object (new, or decoded from the table), so it is updated in place."""
+        if entry.role == "user":
+            if entry.crisis:
+                meta.crisis = idx
         else:
-            if hist.ordered is not None and (not hist.messages or hist.messages[-1][0] < idx):
-                ex = _exchange_after(cid, idx, entry["t"], hist.ordered, hist.context)
-            else:
-                ex = _exchange_for(cid, idx, entry["t"], hist.messages, hist.context)
-            crisis = meta.get("crisis")
+            ex = exchange_after(cid, idx, entry.text, hist.messages.before(idx), hist.context)
+            crisis = meta.crisis
             # Every turn from 0 up to this one buffered (the first index range starts at 0 and reaches it)?
             # Not when a gap was given up on (flush after the reorder window) or state was lost with a broker.
-            first = meta["idx"][0]
+            first = meta.ranges[0]
             complete = first[0] == 0 and idx <= first[1]
             ares = self.ev.on_assistant_turn(ex, answers_crisis_turn=crisis, history_complete=complete)
-            meta["crisis"] = None
-            entry = {**entry, "s": {"m": ares.score.metrics, "e": ares.score.empathy}}
-            hist.scores.append(TurnSummary(ares.score.metrics, ares.score.empathy))  # not the whole record
+            meta.crisis = None
+            entry.summary = TurnSummary(ares.score.metrics, ares.score.empathy)  # not the whole record
+            hist.scores.append(entry.summary)
             res.stats.scored += 1
-            md = meta.get("md") or {}
+            md = meta.metadata or {}
             self._emit(res, [ares.score, *ares.alerts], md)
             _remember(meta, ares.alerts)
             for turn_hook in self.turn_hooks:
                 res.outputs.extend(turn_hook(ex, bool(ares.alerts) or crisis is not None, md))
-        # Fields taken from a validated Turn (or our own table entry of one): no second validation.
-        msg = Message.model_construct(_MESSAGE_FIELDS, role=entry["r"], text=entry["t"], turn_index=idx)
-        if hist.ordered is not None:
-            if hist.messages and hist.messages[-1][0] > idx:
-                hist.ordered = None
-            else:
-                hist.ordered.append(msg)
-        hist.messages.append((idx, msg))
-        meta["done"] = max(meta["done"], idx)
-        batch.put_turn(cid, idx, entry, meta["p"])
+        hist.messages.add(_message(entry, idx))
+        meta.done = max(meta.done, idx)
+        batch.put_turn(cid, idx, entry, meta.partition)
 
     def _drain(
         self,
         batch: _Batch,
         res: BatchResult,
         cid: str,
-        meta: dict[str, Any],
+        meta: ConversationMeta,
         hist: _History,
         *,
         force: bool = False,
     ) -> None:
         """Process held turns that became contiguous (or all of them, in order, when forced)."""
         if not has_held(meta):
-            meta["held"] = None
+            meta.held = None
             return
-        pending = [i for i in ranges_iter(meta["idx"]) if i > meta["done"]]
+        pending = [i for i in ranges_iter(meta.ranges) if i > meta.done]
         for i in pending:
-            if not force and i != meta["done"] + 1:
+            if not force and i != meta.done + 1:
                 break
             entry = batch.turn(cid, i)
             if entry is None:  # buffered index without an entry: state damaged; skip rather than loop
                 log.error("turn %s of %s missing from the buffer", i, cid)
-                meta["done"] = max(meta["done"], i)
+                meta.done = max(meta.done, i)
                 continue
             self._advance(batch, res, cid, meta, hist, i, entry)
-        meta["held"] = meta["held"] if has_held(meta) else None
+        if not has_held(meta):
+            meta.held = None
 
-    def _maybe_close(self, batch: _Batch, res: BatchResult, cid: str, meta: dict[str, Any], now: float) -> None:
-        end = meta.get("end")
+    def _maybe_close(self, batch: _Batch, res: BatchResult, cid: str, meta: ConversationMeta, now: float) -> None:
+        end = meta.end
         if end is None or has_held(meta):
             return
-        last = end.get("last")
-        if last is not None and (last > meta["done"] or not ranges_contains(meta["idx"], last)):
+        last = end.last
+        if last is not None and (last > meta.done or not ranges_contains(meta.ranges, last)):
             return  # waits for the announced last turn (the timer closes it after the reorder window)
-        self._close(batch, res, cid, meta, end["r"], now)
+        self._close(batch, res, cid, meta, end.reason, now)
 
-    def _close(self, batch: _Batch, res: BatchResult, cid: str, meta: dict[str, Any], reason: str, now: float) -> None:
+    def _close(
+        self, batch: _Batch, res: BatchResult, cid: str, meta: ConversationMeta, reason: CloseReason, now: float
+    ) -> None:
         hist = self._hist(cid, meta)
         self._drain(batch, res, cid, meta, hist, force=True)
         # The checklist needs only what is buffered now; it runs in finish_closes (same batch).
-        refs = [AlertRef(alert_id=a, alert_type=t, severity=v, turn_index=i) for a, t, v, i in meta.get("al") or ()]
-        md = meta.get("md") or {}
-        res.closes.append(_PendingClose(cid, meta["p"], hist.messages, hist.context, reason, hist.scores, refs, md))  # type: ignore[arg-type]
+        refs = [AlertRef(alert_id=a, alert_type=t, severity=v, turn_index=i) for a, t, v, i in meta.alerts or ()]
+        md = meta.metadata or {}
+        res.closes.append(
+            _PendingClose(cid, meta.partition, hist.messages, hist.context, reason, hist.scores, refs, md)
+        )
         # Tombstone first, then free the turns: a crash in between leaves orphans the expiry removes,
         # never a live conversation missing turns.
-        batch.replace_meta(cid, {"p": meta["p"], "closed": now, "idx": meta["idx"]})
-        for key in chunk_keys(cid, meta["idx"]):
-            batch.delete_chunk(key, meta["p"])
+        batch.replace_meta(cid, Tombstone(meta.partition, now, meta.ranges))
+        for key in chunk_keys(cid, meta.ranges):
+            batch.delete_chunk(key, meta.partition)
         self._history.pop(cid, None)
 
     # -- helpers --------------------------------------------------------------------------------------
-    def _hist(self, cid: str, meta: dict[str, Any]) -> _History:
+    def _hist(self, cid: str, meta: ConversationMeta) -> _History:
         """The cached processed history, rebuilt from the tables when it does not match ``meta``."""
         h = self._history.get(cid)
-        if h is not None and h.version == meta["v"]:
+        if h is not None and h.version == meta.version:
             return h
-        ctx = TurnContext.model_validate(meta["ctx"]) if meta.get("ctx") else None
-        h = _History(version=meta["v"], messages=[], scores=[], context=ctx)
-        for i in ranges_iter(meta["idx"]):
-            if i > meta["done"]:
+        ctx = TurnContext.model_validate(meta.context) if meta.context else None
+        h = _History(version=meta.version, messages=Transcript(), scores=[], context=ctx)
+        for i in ranges_iter(meta.ranges):
+            if i > meta.done:
                 break
             entry = stored_turn(self.store, cid, i)
             if entry is None:
                 continue
-            msg = Message.model_construct(_MESSAGE_FIELDS, role=entry["r"], text=entry["t"], turn_index=i)
-            h.messages.append((i, msg))
-            if "s" in entry:
-                h.scores.append(TurnSummary(entry["s"]["m"], entry["s"]["e"]))
-        h.ordered = [m for _, m in h.messages]  # ranges_iter is ascending
+            h.messages.add(_message(entry, i))
+            if entry.summary is not None:
+                h.scores.append(entry.summary)
         self._history[cid] = h
         return h
 
@@ -688,18 +904,17 @@ class TurnProcessor:
 
     def on_batch_applied(self, result: BatchResult) -> None:
         """Bump cached history versions to the meta versions just written (the cache stays valid)."""
-        for w in result.writes:
-            if w.table == "meta" and w.value is not None and "v" in w.value:
-                h = self._history.get(w.key)
-                if h is not None:
-                    h.version = w.value["v"]
+        for cid, version in result.versions.items():
+            h = self._history.get(cid)
+            if h is not None:
+                h.version = version
 
 
-def _merge_metadata(meta: dict[str, Any], md: Mapping[str, Any], cid: str) -> None:
+def _merge_metadata(meta: ConversationMeta, md: Mapping[str, Any], cid: str) -> None:
     """Add the keys of a turn's metadata the conversation does not have yet: the first value of a key wins,
     so a redelivered or late turn never changes what earlier records carried. At most
     :data:`MAX_METADATA_KEYS` keys per conversation (later new keys are logged, not carried)."""
-    cur = meta.get("md") or {}
+    cur = meta.metadata or {}
     new = {k: v for k, v in md.items() if k not in cur}
     if not new:
         return
@@ -709,73 +924,71 @@ def _merge_metadata(meta: dict[str, Any], md: Mapping[str, Any], cid: str) -> No
                     len(new) - max(room, 0))  # fmt: skip
         new = dict(list(new.items())[: max(room, 0)])
     if new:
-        meta["md"] = {**cur, **new}  # a new dict: the stored meta entry is never mutated before apply
+        meta.metadata = {**cur, **new}  # a new dict: the stored wire entry shares the old one
 
 
-def _remember(meta: dict[str, Any], alerts: Sequence[SafetyAlert]) -> None:
-    """Keep what the conversation's verdict needs of each alert (id, type, severity, turn) in its meta entry:
-    a few short lists, so the verdict at close never re-scores the turns."""
+def _remember(meta: ConversationMeta, alerts: Sequence[SafetyAlert]) -> None:
+    """Keep what the conversation's verdict needs of each alert in its meta entry, so the verdict at close
+    never re-scores the turns."""
     if alerts:
-        meta["al"] = [*(meta.get("al") or ()), *([a.alert_id, a.alert_type, a.severity, a.turn_index] for a in alerts)]
-
-
-def _exchange_for(
-    cid: str, idx: int, response: str, earlier: Sequence[tuple[int, Message]], context: TurnContext | None
-) -> Any:
-    from scorers import exchange_for
-
-    return exchange_for(cid, idx, response, earlier, context)
-
-
-def _exchange_after(cid: str, idx: int, response: str, history: Sequence[Message], context: TurnContext | None) -> Any:
-    from scorers import exchange_after
-
-    return exchange_after(cid, idx, response, history, context)
+        notes = (AlertNote(a.alert_id, a.alert_type, a.severity, a.turn_index) for a in alerts)
+        meta.alerts = [*(meta.alerts or ()), *notes]
 
 
 class _Batch:
-    """Read-your-writes overlay over the store for one batch; meta entries are written once at the end."""
+    """Read-your-writes overlay over the store for one batch; meta entries are written once at the end.
+
+    The store holds wire dicts, and this is where they become typed objects: a meta entry is decoded once per
+    conversation per batch and encoded once in :meth:`finish`, a turn entry decoded when read and encoded when
+    put. Typed objects in the store would hold less per open conversation, but only if Faust's tables decoded
+    their changelog into typed objects too: after a recovery a table holds what its codec made of the records,
+    and a store half dicts, half objects is the bug to avoid. As dicts, a stored value is exactly its changelog
+    record, before and after a recovery, whichever version wrote it. The conversions cost about what the
+    dict-based processor's copy did, a small fraction of the scoring (figures: docs/benchmarks.md,
+    "2026-11-25: memory per open conversation (issue #14 part 4, in part)").
+    """
 
     def __init__(self, store: StateStore) -> None:
         self.store = store
-        self.turns: dict[str, tuple[int, dict[str, Any] | None]] = {}  # chunk key -> (partition, chunk)
-        self.metas: dict[str, dict[str, Any] | None] = {}
+        self.turns: dict[str, tuple[int, dict[str, Wire] | None]] = {}  # chunk key -> (partition, chunk)
+        self.metas: dict[str, ConversationMeta | Tombstone | None] = {}
         self.meta_partition: dict[str, int] = {}
-        self.order: list[tuple[TableName, str]] = []
+        #: the version each live meta ends at (set by finish)
+        self.versions: dict[str, int] = {}
 
-    def existing_meta(self, cid: str) -> dict[str, Any] | None:
+    def existing_meta(self, cid: str) -> ConversationMeta | Tombstone | None:
         if cid in self.metas:
             return self.metas[cid]
         stored = self.store.get("meta", cid)
         if stored is None:
             return None
-        meta = _copy_meta(stored)
+        meta = decode_meta(stored)
         self.metas[cid] = meta
-        self.meta_partition[cid] = meta["p"]
+        self.meta_partition[cid] = meta.partition
         return meta
 
-    def meta(self, cid: str, partition: int, now: float) -> dict[str, Any]:
+    def meta(self, cid: str, partition: int, now: float) -> ConversationMeta | Tombstone:
         meta = self.existing_meta(cid)
         if meta is None:
-            meta = {"p": partition, "v": 0, "idx": [], "done": -1, "crisis": None, "ctx": None}
-            meta.update({"end": None, "seen": now, "held": None, "closed": None})
+            meta = ConversationMeta(partition, now)
             self.metas[cid] = meta
             self.meta_partition[cid] = partition
         return meta
 
-    def replace_meta(self, cid: str, value: dict[str, Any]) -> None:
+    def replace_meta(self, cid: str, value: Tombstone) -> None:
         self.metas[cid] = value
 
     def delete_meta(self, cid: str, partition: int) -> None:
         self.metas[cid] = None
         self.meta_partition[cid] = partition
 
-    def turn(self, cid: str, idx: int) -> dict[str, Any] | None:
+    def turn(self, cid: str, idx: int) -> BufferedTurn | None:
         key = chunk_key(cid, idx)
         chunk = self.turns[key][1] if key in self.turns else self.store.get("turns", key)
-        return chunk.get(str(idx)) if chunk else None
+        entry = chunk.get(str(idx)) if chunk else None
+        return None if entry is None else BufferedTurn.from_wire(entry)
 
-    def put_turn(self, cid: str, idx: int, entry: dict[str, Any], partition: int) -> None:
+    def put_turn(self, cid: str, idx: int, entry: BufferedTurn, partition: int) -> None:
         key = chunk_key(cid, idx)
         if key in self.turns:
             chunk = self.turns[key][1]
@@ -783,7 +996,7 @@ class _Batch:
                 chunk = {}
         else:
             chunk = dict(self.store.get("turns", key) or {})  # copy-on-write: the store stays untouched
-        chunk[str(idx)] = entry
+        chunk[str(idx)] = entry.to_wire()
         self.turns[key] = (partition, chunk)
 
     def delete_chunk(self, key: str, partition: int) -> None:
@@ -797,11 +1010,12 @@ class _Batch:
             p = self.meta_partition[cid]
             if meta is None:
                 tombstones.append(Write("meta", p, cid, None))
-            elif meta.get("closed") is not None:
-                tombstones.append(Write("meta", p, cid, meta))
+            elif isinstance(meta, Tombstone):
+                tombstones.append(Write("meta", p, cid, meta.to_wire()))
             else:
-                meta["v"] = meta.get("v", 0) + 1
-                live.append(Write("meta", p, cid, meta))
+                meta.version += 1
+                self.versions[cid] = meta.version
+                live.append(Write("meta", p, cid, meta.to_wire()))
         # A chunk buffered and freed within this batch never reaches the changelog (nor its delete).
         turn_writes = [
             Write("turns", p, k, v)
@@ -812,13 +1026,3 @@ class _Batch:
         deletes = [w for w in turn_writes if w.value is None]
         # New turns, then the metas that reference them, then tombstones, then the turns they free.
         return [*puts, *live, *tombstones, *deletes]
-
-
-def _copy_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    """Copy deep enough that mutations in a batch never touch the stored object before apply."""
-    out = dict(meta)
-    if "idx" in out:
-        out["idx"] = [list(r) for r in out["idx"]]
-    if out.get("end") is not None:
-        out["end"] = dict(out["end"])
-    return out

@@ -36,7 +36,7 @@ class BrokerProfile:
     * ``highwaters_from_fetch``: Tansu's ListOffsets reports the base offset of the last batch + 1 as
       the end of a partition (fetch responses carry the true high watermark), so Faust's table
       recovery would stop short and silently lose changelog records. The worker takes recovery end
-      offsets from a fetch instead (:func:`streams._faust_patches.fetched_highwaters`). This replaces
+      offsets from a fetch instead (:func:`streams._faust.patches.fetched_highwaters`). This replaces
       the earlier workaround of one record per producer batch, which capped throughput at one
       changelog record per partition per round trip.
     * ``session_timeout``: a short group session keeps the first join from waiting 30 s.
@@ -44,7 +44,8 @@ class BrokerProfile:
       so Faust's hard-coded 1,500 ms long poll would become turn latency. 10 ms, not less: each fetch
       makes Tansu list every stored batch of every partition it names (its memory engine keeps one object
       per produced batch), so polling faster costs the broker and the worker CPU that the live tail pays
-      for (5 alternating pairs, 5 vs 10 ms: turn->score p99 median 76 vs 64 ms; docs/benchmarks.md).
+      for: turn->score p99 was higher with 5 ms (docs/benchmarks.md, "2026-11-23: the worker's fetch wait,
+      and where a slow turn waits").
     * no idempotent or transactional producer (unsupported), so the guarantee is at-least-once and
       every output carries a deterministic id for consumers to de-duplicate by.
     * topics are always declared with explicit partitions (Tansu auto-creates with 4).

@@ -86,7 +86,7 @@ def _reaching_broker(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argp
 
 @_reaching_broker
 def _cmd_worker(args: argparse.Namespace) -> int:
-    from .app import run_worker
+    from ._faust import run_worker
     from .settings import StreamSettings
 
     settings = StreamSettings(

@@ -23,11 +23,10 @@ from scorers.embeddings import missing as missing_embeddings
 
 from . import security
 from ._render import render
-from .app import worker_env
 from .broker import EmbeddedBroker, create_topics
 from .io import consume, load_conversations, publish, schedule
 from .settings import StreamSettings
-from .worker import WorkerProcess
+from .worker import WorkerProcess, worker_env
 
 OUTPUT_TOPICS = [s.name for s in ALL_TOPICS if s.name != TURNS.name]
 

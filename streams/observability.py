@@ -29,7 +29,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 
 from schemas.topics import SAFETY_ALERTS
 
-from ._core import BatchResult
+from ._core import BatchResult, is_open
 
 log = logging.getLogger("attune.streams")
 
@@ -60,7 +60,7 @@ class WorkerMetrics:
         self.produced = Counter("attune_records_produced", "Records acknowledged by the broker", ["topic"], registry=r)
         self.reread = Counter(
             "attune_reread",
-            "Input messages read back directly because the consumer skipped them (streams._audit), by topic",
+            "Input messages read back directly because the consumer skipped them (streams._faust.audit), by topic",
             ["topic"],
             registry=r,
         )
@@ -206,7 +206,7 @@ class WorkerMetrics:
                 self.loop_lag_max.set(worst)
 
     def set_open_conversations(self, metas: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
-        self.open.set(sum(1 for _, m in metas if m.get("closed") is None))
+        self.open.set(sum(1 for _, m in metas if is_open(m)))
 
     def set_lag(self, lag: Mapping[int, int]) -> None:
         """Replace the per-partition lag (partitions no longer owned disappear from the output)."""

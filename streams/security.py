@@ -3,8 +3,9 @@
 Read from the environment only (``ATTUNE_KAFKA_*``, secrets also from ``*_FILE`` paths for mounted
 secrets): a password never appears on a command line (``ps``, shell history) and this module never puts
 one in a repr, a log line or an error message. One object, :class:`KafkaSecurity`, turns the settings into
-aiokafka keyword arguments and Faust ``broker_credentials``, so the worker's Faust clients and attune's own
-aiokafka clients always connect the same way. docs/operations.md, "Secure Kafka: TLS and SASL".
+aiokafka keyword arguments (and, in :mod:`streams._faust.credentials`, Faust ``broker_credentials``), so the
+worker's Faust clients and attune's own aiokafka clients always connect the same way.
+docs/operations.md, "Secure Kafka: TLS and SASL".
 """
 
 from __future__ import annotations
@@ -163,30 +164,11 @@ class KafkaSecurity:
         if self.sasl:
             out["sasl_mechanism"] = self.mechanism
             if self.mechanism == "OAUTHBEARER":
-                out["sasl_oauth_token_provider"] = _token_provider(self.oauth_token_file)  # type: ignore[arg-type]
+                out["sasl_oauth_token_provider"] = token_provider(self.oauth_token_file)  # type: ignore[arg-type]
             else:
                 out["sasl_plain_username"] = self.username
                 out["sasl_plain_password"] = self.password
         return out
-
-    def faust_credentials(self) -> Any:
-        """The same settings as Faust ``broker_credentials`` (None for plaintext)."""
-        if self.protocol == "PLAINTEXT":
-            return None
-        import faust
-
-        ctx = self.ssl_context()
-        if self.protocol == "SSL":
-            return faust.SSLCredentials(ctx)
-        if self.mechanism == "OAUTHBEARER":
-            from faust.auth import OAuthCredentials
-
-            creds: Any = OAuthCredentials(oauth_cb=_token_provider(self.oauth_token_file), ssl_context=ctx)  # type: ignore[arg-type]
-        else:
-            creds = faust.SASLCredentials(
-                username=self.username, password=self.password, ssl_context=ctx, mechanism=self.mechanism
-            )
-        return creds
 
     def describe(self) -> str:
         """One line for logs and errors: protocol, mechanism, user and files, never a password or token."""
@@ -232,7 +214,7 @@ def _readable(path: Path, name: str) -> Path:
     return path
 
 
-def _token_provider(path: Path) -> Any:
+def token_provider(path: Path) -> Any:
     from aiokafka.abc import AbstractTokenProvider
 
     class FileTokenProvider(AbstractTokenProvider):

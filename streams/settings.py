@@ -37,8 +37,9 @@ class StreamSettings:
     app_id: str = "attune"
     partitions: int = TURNS.partitions
     batch_max: int = 500
-    #: Longest wait to fill an agent batch. Not 2 ms: live latency was lower, but draining batches shrank
-    #: from ~75 to ~24 events and a worker drained 17-25 % fewer turns/s (docs/benchmarks.md, 2026-11-23).
+    #: Longest wait to fill an agent batch. Not 2 ms: live latency was lower, but draining batches shrank to a
+    #: third and a worker drained fewer turns/s, since each batch has a fixed cost (docs/benchmarks.md,
+    #: "2026-11-23: the worker's fetch wait, and where a slow turn waits").
     batch_within: float = 0.005
     timeouts: Timeouts = field(default_factory=Timeouts)
     timer_interval: float = 0.5
@@ -58,7 +59,7 @@ class StreamSettings:
     judge_config: Path | None = None
     judge_max_in_flight: int = 256
     #: Seconds between checks that the broker still has the worker's topics and offsets (0: off); see
-    #: streams._broker_watch (a restarted in-memory broker makes the worker exit 75 instead of hanging).
+    #: streams._faust.broker_watch (a restarted in-memory broker makes the worker exit 75 instead of hanging).
     broker_check_interval: float = 5.0
 
     @property
@@ -135,7 +136,9 @@ class StreamSettings:
             "producer_max_request_size": MAX_RECORD_BYTES,
             "datadir": str(self.data_dir),
         }
-        creds = security.current().faust_credentials()  # TLS/SASL from ATTUNE_KAFKA_* (streams.security)
+        from ._faust.credentials import faust_credentials
+
+        creds = faust_credentials(security.current())  # TLS/SASL from ATTUNE_KAFKA_* (streams.security)
         if creds is not None:
             cfg["broker_credentials"] = creds
         return cfg

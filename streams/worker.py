@@ -13,7 +13,17 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .app import READY_MARKER, worker_env
+#: Printed by a worker after every completed rebalance (tables recovered), with its turns partitions.
+READY_MARKER = "ATTUNE_READY"
+
+
+def worker_env(*, plaintext: bool = False) -> dict[str, str]:
+    """Environment for a worker subprocess (unbuffered, so logs reach the parent promptly). ``plaintext``
+    drops the ``ATTUNE_KAFKA_*`` security settings (a worker on the embedded broker, which speaks plaintext)."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if plaintext:
+        env = {k: v for k, v in env.items() if not k.startswith("ATTUNE_KAFKA_")}
+    return env
 
 
 class WorkerProcess:

@@ -149,8 +149,8 @@ def test_judge_jobs_and_their_records_carry_the_metadata(tmp_path: Path) -> None
     """Jobs carry the conversation's metadata to the judge agent, which stamps every record it makes."""
     pytest.importorskip("openai")
     from attune.testing.fake_judge import FakeJudgeServer
-    from scorers.judges import JudgeTier, load_config
-    from streams.judging import JobEmitter, records_outbound, run_job
+    from scorers.judges import JudgeTier, load_config, run_job
+    from streams.judging import JobEmitter, records_outbound
 
     convs = synthetic(2, 6, prefix="jm")
     with FakeJudgeServer.in_thread() as srv:

@@ -13,9 +13,9 @@ import scorers
 from attune.testing import FakeJudgeServer
 from schemas import Conversation, JudgeJob, Message, SafetyAlert, TurnJudgment, decode_output
 from schemas.topics import JUDGE_JOBS, TURNS
-from scorers.judges import JudgeTier
+from scorers.judges import JudgeTier, run_job
 from streams import DictStore, Inbound, TurnProcessor
-from streams.judging import JobEmitter, run_job
+from streams.judging import JobEmitter
 
 
 def _model_only_example() -> str:
@@ -126,8 +126,8 @@ async def test_batch_screens_possible_turns(srv: FakeJudgeServer) -> None:
         }
     )
     records = scorers.evaluate_conversation(conv)
+    jobs = _screen_jobs(conv, records)
+    assert [j.turn_index for j in jobs] == [0]  # only the model-only turn
     async with JudgeTier(config(srv)) as tier:
-        jobs = _screen_jobs(conv, records, tier)
-        assert len(jobs) == 1  # only the model-only turn
-        out = await jobs[0]
+        out = await run_job(tier, jobs[0])
     assert any(isinstance(r, SafetyAlert) and r.detector == "llm" and r.turn_index == 0 for r in out)

@@ -24,7 +24,7 @@ import pytest
 
 from schemas import Conversation, Message, encode
 from schemas.topics import TURNS
-from streams._faust_patches import fetched_highwaters
+from streams._faust import fetched_highwaters
 from streams.io import Scheduled
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
@@ -48,7 +48,7 @@ def rss_mb(pid: int) -> float | None:
 
 async def flood(bootstrap: str, events: list[Scheduled]) -> None:
     """Publish ``events`` as fast as the client can: the worker's own batched send path
-    (:class:`streams._send.BatchSender`, one aiokafka batch per partition, keys placed by the default
+    (:class:`streams._faust.sender.BatchSender`, one aiokafka batch per partition, keys placed by the default
     partitioner, so each conversation stays on one partition, in order).
 
     Why not ``streams.io.publish``: it sends one record at a time (~13,000/s here), which is no longer 10x a
@@ -60,7 +60,7 @@ async def flood(bootstrap: str, events: list[Scheduled]) -> None:
 
     from aiokafka import AIOKafkaProducer
 
-    from streams._send import BatchSender
+    from streams._faust import BatchSender
 
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks=1, enable_idempotence=False, max_batch_size=1 << 20)
     await producer.start()

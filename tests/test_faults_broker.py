@@ -1,6 +1,6 @@
 """Fault: the embedded broker restarts under a running worker (Tansu is memory-only: everything is lost).
 
-Before the broker watch (streams/_broker_watch.py) the worker reconnected without an error and then sat
+Before the broker watch (streams/_faust/broker_watch.py) the worker reconnected without an error and then sat
 at offsets that no longer existed, scoring nothing and logging nothing. Now it must exit within a few
 check intervals, with exit code 75 and one line naming what the broker lost, and a restarted worker
 must score new traffic on the new broker.
@@ -19,7 +19,7 @@ from _stream_helpers import comparable, expected_records, read_back, synthetic
 from schemas import Conversation, encode
 from schemas.topics import TURNS
 from streams import StreamSettings, create_topics
-from streams._broker_watch import EXIT_BROKER_STATE_LOST
+from streams._faust import EXIT_BROKER_STATE_LOST
 from streams.io import publish, schedule, send_raw
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]

@@ -296,10 +296,10 @@ def test_judge_agent_acks_in_offset_order_when_jobs_finish_out_of_order(monkeypa
     from types import SimpleNamespace
 
     import streams.judging as judging
-    from scorers.judges import JudgeConfig, JudgeTier
+    from scorers.judges import JudgeConfig, JudgeTier, turn_job
 
     conv = synthetic(1, 12, prefix="order")[0]
-    jobs = [judging.turn_job(ex) for ex in exchanges_of(conv)]  # 6 jobs, offsets 0..5
+    jobs = [turn_job(ex) for ex in exchanges_of(conv)]  # 6 jobs, offsets 0..5
     finished: list[int] = []
     acked: list[tuple[int, list[int]]] = []
 
@@ -315,7 +315,7 @@ def test_judge_agent_acks_in_offset_order_when_jobs_finish_out_of_order(monkeypa
         async def events(self):
             for off, job in enumerate(jobs):
                 yield SimpleNamespace(
-                    message=SimpleNamespace(tp="jobs-0", offset=off, value=job.model_dump_json().encode())
+                    message=SimpleNamespace(topic="jobs", partition=0, offset=off, value=job.model_dump_json().encode())
                 )
             while agent._tasks:
                 await asyncio.sleep(0.01)

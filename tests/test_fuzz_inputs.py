@@ -660,6 +660,6 @@ def _run_evaluator(user: str, reply: str, history: list[tuple[str, str]]) -> Non
             decode_output(encode(a))
     msgs.append((u + 1, Message(role="assistant", text=reply, turn_index=u + 1)))
     for ctx in (None, TurnContext(channel="text", emotions={"sad": 1.0})):
-        cs = ev.on_close("fuzz", msgs, ctx, "batch", [ares.score])
+        cs = ev.on_close("fuzz", [m for _, m in msgs], ctx, "batch", [ares.score])
         assert 0.0 <= cs.score <= 1.0
         decode_output(encode(cs))

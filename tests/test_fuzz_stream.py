@@ -38,7 +38,7 @@ class Harness:
             self.sent[self.offset] = v
             self.offset += 1
         res = self.proc.process(items, now)
-        for w in res.writes:  # the Faust tables store every value through orjson (streams.app._OrjsonCodec)
+        for w in res.writes:  # the Faust tables store every value through orjson (streams._faust.store._OrjsonCodec)
             if w.value is not None:
                 orjson.dumps(w.value)
         self.store.apply(res.writes)

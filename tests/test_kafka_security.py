@@ -19,6 +19,7 @@ import pytest
 from _tls_proxy import Pki, TlsProxy, make_pki
 
 from streams import security
+from streams._faust.credentials import faust_credentials
 from streams.security import KafkaSecurity, SecurityConfigError
 
 SECRET = "pa55-w0rd-never-printed"
@@ -47,7 +48,7 @@ def env(**kw: str | Path) -> dict[str, str]:
 # -- configuration -------------------------------------------------------------------------------------------
 def test_default_is_plaintext_and_adds_nothing() -> None:
     sec = KafkaSecurity.from_env({})
-    assert sec.protocol == "PLAINTEXT" and sec.client_kwargs() == {} and sec.faust_credentials() is None
+    assert sec.protocol == "PLAINTEXT" and sec.client_kwargs() == {} and faust_credentials(sec) is None
 
 
 def test_sasl_ssl_scram_with_secret_files_and_a_private_ca(tmp_path: Path, pki: Pki) -> None:
@@ -67,7 +68,7 @@ def test_sasl_ssl_scram_with_secret_files_and_a_private_ca(tmp_path: Path, pki: 
     assert kw["sasl_plain_username"] == "svc-attune" and kw["sasl_plain_password"] == SECRET  # newline stripped
     ctx = kw["ssl_context"]
     assert ctx.check_hostname and [c["subject"] for c in ctx.get_ca_certs()] == [((("commonName", "attune-test-ca"),),)]
-    creds = sec.faust_credentials()
+    creds = faust_credentials(sec)
     assert (creds.protocol.value, creds.mechanism.value, creds.username) == ("SASL_SSL", "SCRAM-SHA-512", "svc-attune")
     assert SECRET not in repr(sec) and SECRET not in sec.describe() and SECRET not in repr(creds)
 
@@ -110,7 +111,7 @@ def test_oauthbearer_reads_the_token_file_at_every_authentication(tmp_path: Path
     assert asyncio.run(provider.token()) == "token-1"
     tok.write_text("token-2")  # renewed by a sidecar
     assert asyncio.run(provider.token()) == "token-2"
-    assert sec.faust_credentials().mechanism.value == "OAUTHBEARER"
+    assert faust_credentials(sec).mechanism.value == "OAUTHBEARER"
 
 
 @pytest.mark.parametrize(
@@ -201,7 +202,7 @@ def test_every_client_attune_builds_gets_the_settings(pki: Pki, monkeypatch: pyt
 
 
 def test_the_demo_talks_plaintext_to_its_own_broker_whatever_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from streams.app import worker_env
+    from streams.worker import worker_env
 
     monkeypatch.setenv(P + "SECURITY_PROTOCOL", "SASL_SSL")
     monkeypatch.setenv(P + "SASL_PASSWORD", SECRET)
@@ -242,8 +243,8 @@ def test_worker_publish_and_tail_over_mutual_tls(pki: Pki, tmp_path: Path) -> No
     from _stream_helpers import synthetic
 
     from streams import WorkerProcess
-    from streams.app import worker_env
     from streams.broker import EmbeddedBroker, free_port
+    from streams.worker import worker_env
 
     tls_port = free_port()
     tls = env(SECURITY_PROTOCOL="SSL", SSL_CA_FILE=pki.ca, SSL_CERT_FILE=pki.client_cert, SSL_KEY_FILE=pki.client_key)

@@ -1,5 +1,5 @@
 """The offset audit and the Faust redelivery patch, without a broker: what Faust 0.15.3 loses and how it is read
-back (see streams/_audit.py and streams/_faust_patches.py; the fault suite shows it against a real broker)."""
+back (see streams/_faust/audit.py and streams/_faust/patches.py; the fault suite shows it against a real broker)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from _stream_helpers import synthetic
 
 from schemas.topics import JUDGE_JOBS
 from scorers import exchanges_of
-from streams._audit import OffsetAudit
 from streams._core import Inbound
+from streams._faust import OffsetAudit
 
 JOBS = JUDGE_JOBS.name
 
@@ -146,7 +146,7 @@ def test_a_partition_waiting_behind_busy_ones_is_not_read_back(monkeypatch: pyte
     """Issue 14 (200,000 turns at once): Faust serves partitions unevenly, so one can sit behind its end
     with its messages buffered while the others deliver. That is not a skip: it is read back only after
     BUSY_QUIET_FACTOR times the idle time, and then in chunks of at most MAX_REREAD."""
-    import streams._audit as audit_mod
+    import streams._faust.audit as audit_mod
 
     clock = [1000.0]
     monkeypatch.setattr(audit_mod.time, "monotonic", lambda: clock[0])
@@ -174,7 +174,7 @@ def test_a_partition_waiting_behind_busy_ones_is_not_read_back(monkeypatch: pyte
 
 
 def test_a_large_skip_is_read_back_in_bounded_chunks() -> None:
-    import streams._audit as audit_mod
+    import streams._faust.audit as audit_mod
 
     log = {(JOBS, 0): [b"m%d" % i for i in range(5 * audit_mod.MAX_REREAD + 10)]}
     audit = audit_with(log, {(JOBS, 0): 0})
@@ -206,10 +206,10 @@ def test_judge_agent_runs_skipped_jobs_and_acks_in_offset_order(monkeypatch: pyt
     """Faust delivers jobs 0, 1, 4 of a partition and skips 2, 3: the agent reads them back, runs them, and
     no ack (Faust's or the audit's) of a later offset goes out before every earlier job finished."""
     import streams.judging as judging
-    from scorers.judges import JudgeConfig, JudgeTier
+    from scorers.judges import JudgeConfig, JudgeTier, turn_job
 
     conv = synthetic(1, 10, prefix="audit")[0]
-    jobs = [judging.turn_job(ex) for ex in exchanges_of(conv)]  # 5 jobs, offsets 0..4
+    jobs = [turn_job(ex) for ex in exchanges_of(conv)]  # 5 jobs, offsets 0..4
     values = [j.model_dump_json().encode() for j in jobs]
     ran: list[int] = []
     acks: list[tuple[str, int, list[int]]] = []
@@ -270,7 +270,7 @@ def test_patched_fetch_loop_delivers_what_faust_would_drop_as_read(monkeypatch: 
     from faust.transport.consumer import Consumer
     from faust.types import TP
 
-    from streams import _faust_patches
+    from streams._faust import patches as _faust_patches
 
     tp = TP("t", 0)
 

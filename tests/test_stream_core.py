@@ -14,7 +14,21 @@ import scorers
 from schemas import Conversation, ConversationEnd, Message, decode_output, encode
 from schemas.topics import CONTROL, CONVERSATION_SCORES, CONVERSATION_VERDICTS, DEAD_LETTER, SAFETY_ALERTS, TURNS
 from streams import ClosedConversation, DictStore, Inbound, Outbound, Timeouts, TurnProcessor
-from streams._core import CHUNK, control_record, ranges_add, ranges_contains, ranges_iter
+from streams._core import (
+    CHUNK,
+    AlertNote,
+    BufferedTurn,
+    ConversationMeta,
+    EndMarker,
+    Tombstone,
+    TurnSummary,
+    control_record,
+    decode_meta,
+    is_open,
+    ranges_add,
+    ranges_contains,
+    ranges_iter,
+)
 
 
 def _items(events: list[tuple[bytes | None, bytes]]) -> list[Inbound]:
@@ -76,7 +90,7 @@ def test_in_order_batches_match_the_batch_path() -> None:
         h.feed(events[i : i + 13])
     _assert_matches_batch(h, convs, "end_flag")
     assert h.store.tables["turns"] == {}  # every buffer freed
-    assert all(m.get("closed") for m in h.store.tables["meta"].values())  # only tombstones remain
+    assert not any(is_open(m) for _, m in h.store.metas())  # only tombstones remain
 
 
 def test_shuffled_and_duplicated_delivery_matches_the_batch_path() -> None:
@@ -172,7 +186,7 @@ def test_close_hook_sees_the_ordered_conversation_and_its_score() -> None:
     conv = synthetic(1, 6, prefix="hook")[0]
     h = Harness(hooks=[hook])
     out = h.feed(_turn_events(conv))
-    assert len(seen) == 1 and [i for i, _ in seen[0].messages] == list(range(6))
+    assert len(seen) == 1 and [m.turn_index for m in seen[0].messages] == list(range(6))
     assert seen[0].score.kind == "conversation_score" and seen[0].close_reason == "end_flag"
     assert out[-1].topic == "attune.jobs.test"
     assert any(o.topic == CONVERSATION_SCORES.name for o in out)
@@ -228,8 +242,8 @@ def test_long_conversation_never_rewrites_the_whole_buffer() -> None:
     assert writes == 2 * (n - 1)  # its chunk and the small meta entry, per turn
     assert biggest < 4_000  # bounded by one chunk, not by the conversation
     assert len(h.store.tables["turns"]) == -(-n // CHUNK)
-    meta = h.store.tables["meta"]["long"]
-    assert meta["idx"] == [[0, n - 2]]
+    meta = decode_meta(h.store.tables["meta"]["long"])
+    assert isinstance(meta, ConversationMeta) and meta.ranges == [[0, n - 2]] and meta.done == n - 2
 
 
 @settings(max_examples=60, deadline=None)
@@ -243,3 +257,97 @@ def test_index_ranges_merge_to_the_same_set(order: list[int]) -> None:
         assert all(lo <= hi for lo, hi in ranges)
         assert all(a[1] + 1 < b[0] for a, b in itertools.pairwise(ranges))
     assert ranges == [[0, 39]]
+
+
+# -- the tables' wire format ----------------------------------------------------------------------------
+#: A worker's tables mid-conversation, byte for byte as the processor wrote them when its state was plain dicts
+#: (before issue 17): turns 0-2 processed, 3 missing, 4 held (it ends the conversation), 2 a crisis turn.
+_OLD_TURNS = (
+    b'{"0":{"r":"user","t":"I\'ve been feeling really low since the move and I can\'t sleep."},'
+    b'"1":{"r":"assistant","t":"That sounds exhausting. What has the move changed most for you?",'
+    b'"s":{"m":{"appropriateness":1.0,"conversational_quality":1.0,"helpfulness":0.9,"emotional_intelligence":0.5,'
+    b'"personalization_continuity":0.6,"trust_boundaries":0.7,"overall_quality":0.785},"e":2.96}},'
+    b'"2":{"r":"user","t":"Honestly I don\'t want to be alive anymore.","c":1},'
+    b'"4":{"r":"user","t":"Okay. Thank you for listening."}}'
+)
+_OLD_META = (
+    b'{"p":3,"v":1,"idx":[[0,2],[4,4]],"done":2,"crisis":2,"ctx":{"memory":null,"required_keys":[],'
+    b'"forbidden_keys":[],"neutral_keys":[],"emotions":null,"persona":null,"channel":"voice","locale":"en"},'
+    b'"end":{"r":"end_flag","last":4},"seen":1000.0,"held":1000.0,"closed":null,"md":{"tenant":"acme"},'
+    b'"rk":["benign_activity","benign_move","ready"],"al":[["6300983dcd039da62534","crisis_disclosure","high",2]]}'
+)
+_WIRE_CONVERSATION = Conversation(
+    conversation_id="wire-1",
+    context={"channel": "voice"},
+    metadata={"tenant": "acme"},
+    turns=[
+        Message(role="user", text="I've been feeling really low since the move and I can't sleep."),
+        Message(role="assistant", text="That sounds exhausting. What has the move changed most for you?"),
+        Message(role="user", text="Honestly I don't want to be alive anymore."),
+        Message(role="assistant", text="I'm so sorry. Please call or text 988 right now, you deserve support."),
+        Message(role="user", text="Okay. Thank you for listening."),
+    ],
+)
+
+
+def test_wire_format_round_trips_byte_identical_to_the_dict_format() -> None:
+    meta = decode_meta(orjson.loads(_OLD_META))
+    assert isinstance(meta, ConversationMeta)
+    assert (meta.partition, meta.version, meta.ranges, meta.done, meta.crisis) == (3, 1, [[0, 2], [4, 4]], 2, 2)
+    assert meta.end == EndMarker("end_flag", 4) and meta.seen == meta.held == 1000.0
+    assert meta.context is not None and meta.context["channel"] == "voice" and meta.metadata == {"tenant": "acme"}
+    assert meta.cues == ["benign_activity", "benign_move", "ready"]
+    assert meta.alerts == [AlertNote("6300983dcd039da62534", "crisis_disclosure", "high", 2)]
+    assert orjson.dumps(meta.to_wire()) == _OLD_META
+    # The optional keys keep the order they were first set in, as the dict did (alerts before cues here).
+    reordered = orjson.loads(_OLD_META)
+    reordered["rk"] = reordered.pop("rk")
+    assert list(reordered)[-2:] == ["al", "rk"]
+    assert orjson.dumps(decode_meta(reordered).to_wire()) == orjson.dumps(reordered)
+    fresh = ConversationMeta(0, 5.0)
+    fresh.alerts = [AlertNote("a", "dependency", "high", 1)]
+    fresh.metadata = {"k": 1}
+    assert list(fresh.to_wire())[-2:] == ["al", "md"]
+
+    tomb = b'{"p":3,"closed":1002.5,"idx":[[0,4]]}'
+    assert decode_meta(orjson.loads(tomb)) == Tombstone(3, 1002.5, [[0, 4]])
+    assert orjson.dumps(Tombstone(3, 1002.5, [[0, 4]]).to_wire()) == tomb
+
+    chunk = orjson.loads(_OLD_TURNS)
+    entries = {int(i): BufferedTurn.from_wire(e) for i, e in chunk.items()}
+    assert entries[2] == BufferedTurn("user", "Honestly I don't want to be alive anymore.", crisis=True)
+    assert entries[1].summary is not None and entries[1].summary.empathy == 2.96
+    assert entries[0].summary is None and not entries[0].crisis
+    assert orjson.dumps({str(i): e.to_wire() for i, e in entries.items()}) == _OLD_TURNS
+    scored = BufferedTurn("assistant", "ok", summary=TurnSummary({"overall_quality": 0.5}, 3.0))
+    assert scored.to_wire() == {"r": "assistant", "t": "ok", "s": {"m": {"overall_quality": 0.5}, "e": 3.0}}
+
+
+def test_a_worker_restarted_on_old_tables_finishes_the_conversation_as_the_batch_path() -> None:
+    """A fresh processor over tables recovered from the changelog (wire dicts, no cached history) processes the
+    missing turn, drains the held one, closes, and its records match the batch path: the restored reply's
+    scores feed the checklist's means and the restored alert the verdict."""
+    h = Harness()
+    h.store.tables["turns"]["wire-1:0"] = orjson.loads(_OLD_TURNS)
+    h.store.tables["meta"]["wire-1"] = orjson.loads(_OLD_META)
+    turn3 = _WIRE_CONVERSATION.as_turns()[3]
+    res = h.proc.process([Inbound(TURNS.name, 3, 7, b"wire-1", encode(turn3))], 1001.0)
+    h.store.apply(res.writes)
+    want = expected_records([_WIRE_CONVERSATION])
+    got = [decode_output(o.value) for o in res.outputs]
+    assert sorted(r.kind for r in got) == ["conversation_score", "conversation_verdict", "turn_score"]
+    for rec in got:
+        assert comparable(rec) == comparable(want[rid(rec)]), diff(rec, want[rid(rec)])
+    assert h.store.tables["turns"] == {}
+    assert orjson.dumps(h.store.tables["meta"]["wire-1"]) == b'{"p":3,"closed":1001.0,"idx":[[0,4]]}'
+    assert {w.partition for w in res.writes} == {3}
+
+
+def test_transcript_keeps_turn_order_whatever_the_arrival_order() -> None:
+    order = [0, 1, 2, 5, 3, 9, 4, 6, 8, 7]
+    t = scorers.Transcript()
+    for i in order:
+        t.add(Message(role="user" if i % 2 == 0 else "assistant", text=str(i), turn_index=i))
+    assert [m.turn_index for m in t] == list(range(10)) and len(t) == 10 and t[-1].text == "9"
+    assert [m.turn_index for m in t.before(4)] == [0, 1, 2, 3]
+    assert [m.turn_index for m in t.before(20)] == list(range(10)) and list(t.before(0)) == []

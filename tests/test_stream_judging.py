@@ -27,10 +27,10 @@ from schemas.topics import (
     TURNS,
 )
 from scorers import Evaluator, exchanges_of
-from scorers.judges import JudgeTier, load_config
+from scorers.judges import JudgeTier, exchange_of, load_config, run_job, turn_job
 from streams import DictStore, Inbound, TurnProcessor
 from streams.io import consume, publish, schedule
-from streams.judging import JobEmitter, exchange_of, run_job, turn_job
+from streams.judging import JobEmitter
 
 JUDGE = "fake:judge-1"
 OUT_TOPICS = [
@@ -198,6 +198,49 @@ def test_turn_job_shows_the_judge_what_batch_shows_it() -> None:
         back = exchange_of(JudgeJob.model_validate_json(turn_job(ex).model_dump_json()))
         assert (back.user_text, back.response, back.turn_index) == (ex.user_text, ex.response, ex.turn_index)
         assert TURN_METRICS["turn_rubric"].prompt(back).hash == TURN_METRICS["turn_rubric"].prompt(ex).hash
+
+
+def test_batch_builds_the_jobs_the_stream_builds(tmp_path: Path) -> None:
+    """One conversation through the stream's hooks and through ``attune evaluate``'s job building: the same
+    turn, crisis-screen and checklist jobs (the checklist given the cheap tier's alerts, all the stream has
+    at close). Each path's own: a checklist's close reason and cheap score; batch's checklist messages carry
+    no turn_index, and its turn jobs all of a longer history (attune.batch)."""
+    from attune.batch import _checklist_job, _screen_jobs, _turn_jobs
+    from schemas import SafetyAlert
+    from scorers import evaluate_conversation
+    from scorers.judges._config import SamplingConfig
+
+    texts = [
+        "hi, rough week",
+        "I'm sorry. What happened?",
+        "quiero morir, ya no aguanto más",
+        "Estoy aquí.",
+        "I want to kill myself",
+        "I'm here with you. Please call or text 988 now.",
+    ]
+    turns = [Message(role="user" if i % 2 == 0 else "assistant", text=t) for i, t in enumerate(texts)]
+    conv = Conversation(conversation_id="same", turns=turns, metadata={"team": "a"})
+    em = JobEmitter(_tier(tmp_path, sampling=SamplingConfig(turn_rate=1.0)))
+    proc = TurnProcessor(
+        Evaluator(), DictStore(), close_hooks=[em.on_close], turn_hooks=[em.on_turn], user_hooks=[em.on_user]
+    )
+    items = [Inbound(TURNS.name, 0, i, b"same", _encode(t)) for i, t in enumerate(conv.as_turns())]
+    outputs = proc.process(items, time.time()).outputs
+    streamed = [JudgeJob.model_validate_json(o.value) for o in outputs if o.topic == JUDGE_JOBS.name]
+    records = evaluate_conversation(conv, Evaluator(), verdict=False)
+    cheap_alerts = [r for r in records if isinstance(r, SafetyAlert)]
+    batch = [*_turn_jobs(conv, None), *_screen_jobs(conv, records), _checklist_job(conv, records, cheap_alerts)]
+
+    def shape(job: JudgeJob) -> dict:
+        d = job.model_dump(mode="json", exclude={"created_at", "close_reason", "cheap_score"})
+        if job.job_type == "checklist":
+            d["messages"] = [{**m, "turn_index": None} for m in d["messages"]]
+        return d
+
+    assert [j.job_type for j in batch] == ["turn"] * 3 + ["crisis_screen", "checklist"]  # the rule finding: none
+    assert sorted(map(shape, batch), key=lambda d: d["job_id"]) == sorted(
+        map(shape, streamed), key=lambda d: d["job_id"]
+    )
 
 
 def test_result_cache_survives_a_restart(tmp_path: Path) -> None:

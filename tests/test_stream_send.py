@@ -10,8 +10,7 @@ from typing import Any
 import faust
 
 from streams._core import Write
-from streams._send import BatchSender
-from streams.app import FaustStore
+from streams._faust import BatchSender, FaustStore
 
 
 class FakeBatch:
@@ -122,7 +121,7 @@ def test_without_a_started_producer_it_falls_back_to_faust_sends() -> None:
 
 
 def test_changelog_records_are_what_faust_send_changelog_would_write() -> None:
-    import streams.app  # noqa: F401  (registers the orjson codec)
+    import streams._faust.store  # noqa: F401  (registers the orjson codec)
 
     app = faust.App("send-test", broker="kafka://127.0.0.1:1", store="memory://")
     tables = {}

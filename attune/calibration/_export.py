@@ -16,6 +16,7 @@ import orjson
 
 from attune._formats import read_items
 from schemas import Message, TurnScore, stable_id
+from scorers import Transcript
 
 from ._models import CSV_HEADER, BatchKey, ItemRef
 from ._records import BadLine, read_jsonl
@@ -74,13 +75,13 @@ def _texts(conversations: Iterable[str | Path], warnings: list[str]) -> dict[tup
             if it.conversation is None:
                 warnings.append(f"{it.where}: skipped, {it.error.describe() if it.error else 'invalid'}")
                 continue
-            prior: list[tuple[int, Message]] = []
+            prior = Transcript()
             for turn in it.conversation.as_turns():
                 if turn.role == "assistant":
-                    earlier = sorted((p for p in prior if p[0] < turn.turn_index), key=lambda p: p[0])
-                    user = next((m.text for _, m in reversed(earlier) if m.role == "user"), "")
+                    earlier = prior.before(turn.turn_index)
+                    user = next((m.text for m in reversed(earlier) if m.role == "user"), "")
                     out[(turn.conversation_id, turn.turn_index)] = (user, turn.text)
-                prior.append((turn.turn_index, Message(role=turn.role, text=turn.text, turn_index=turn.turn_index)))
+                prior.add(Message(role=turn.role, text=turn.text, turn_index=turn.turn_index))
     return out
 
 

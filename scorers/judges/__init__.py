@@ -1,8 +1,10 @@
 """The LLM-judge tier: providers, routing, versioned rubrics, and the call engine behind them.
 
 Entry point: :class:`JudgeTier` (``from_config``, ``judge_turn``, ``judge_conversation``,
-``should_judge_turn``, ``close``) and :func:`judge_alerts`. A judge failure is always an ERROR in the
-record (``status="error"`` / ``answer="ERROR"``), never a default score.
+``should_judge_turn``, ``close``) and :func:`judge_alerts`. Judge jobs (:mod:`._jobs`: ``turn_job``,
+``screen_job``, ``checklist_job``, ``run_job``) are the unit both the stream and ``attune evaluate`` build
+and run. A judge failure is always an ERROR in the record (``status="error"`` / ``answer="ERROR"``), never
+a default score.
 """
 
 from ._cache import ResultCache, cache_key
@@ -16,6 +18,17 @@ from ._config import (
     load_config,
 )
 from ._engine import ERROR_CAUSES, EngineStats, InvalidReply, JudgeEngine, Outcome, error_cause
+from ._jobs import (
+    TURN_JOB_HISTORY,
+    checklist_job,
+    error_records,
+    exchange_of,
+    needs_screen,
+    run_job,
+    screen_job,
+    turn_job,
+    with_verdict,
+)
 from ._limits import CircuitBreaker, RateLimiter
 from ._preflight import JudgeConfigError, active_routes, check_judges
 from ._prompt import Prompt, data_block
@@ -32,6 +45,7 @@ __all__ = [
     "DEFAULT_PRICES",
     "DEFAULT_ROUTES",
     "ERROR_CAUSES",
+    "TURN_JOB_HISTORY",
     "TURN_METRICS",
     "CircuitBreaker",
     "EngineStats",
@@ -52,14 +66,22 @@ __all__ = [
     "aggregate_memory",
     "cache_key",
     "check_judges",
+    "checklist_job",
     "data_block",
     "decide_release",
     "default_cache_path",
     "error_cause",
+    "error_records",
+    "exchange_of",
     "judge_alerts",
     "load_config",
     "memory_scores",
+    "needs_screen",
     "parse_score_line",
     "quality_level",
     "release_decision",
+    "run_job",
+    "screen_job",
+    "turn_job",
+    "with_verdict",
 ]

@@ -5,9 +5,9 @@ rate limit -> request under a timeout -> classify failure -> backoff (``Retry-Af
 jitter otherwise) -> parse + strict validation -> one re-ask on invalid output -> cache the valid reply.
 Everything is bounded by ``deadline_s`` so a caller (a Faust agent) never waits longer than that.
 The retry loop is hand-written, not tenacity's: with tenacity's ``AsyncRetrying`` around every call (same
-wait and stop rules) the judge fan-out at 50 calls in flight fell from 0.911/0.898 to 0.867/0.855 of the
-Little's-law bound (bench/judge_bench.py, runs alternated, 2026-11-24): its per-call set-up costs ~0.2 ms of
-CPU in a client that is CPU-bound there. The breaker and the rate limiter: :mod:`._limits` says why.
+wait and stop rules) the judge fan-out at 50 calls in flight fell measurably further below the Little's-law
+bound (bench/judge_bench.py, runs alternated; docs/benchmarks.md, "Judges"): its per-call set-up costs CPU
+in a client that is CPU-bound there. The breaker and the rate limiter: :mod:`._limits` says why.
 A failure is returned as :class:`Outcome` with ``error`` set; callers turn it into ERROR records, never
 into a default score.
 """

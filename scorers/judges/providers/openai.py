@@ -106,9 +106,9 @@ class OpenAIProvider(SdkProvider):
         }
         try:
             # The SDK's own low-level POST: same client, HTTP stack and errors as chat.completions.create, minus
-            # its TypedDict param transform (~1.5 ms CPU per call) and its ChatCompletion model construction
-            # (~0.4 ms): ``cast_to=object`` hands back the decoded JSON, read by :func:`_reply` (both measured;
-            # the client is CPU-bound at 50 calls in flight, bench/judge_bench.py).
+            # its TypedDict param transform and its ChatCompletion model construction, which cost milliseconds
+            # of CPU per call in a client that is CPU-bound at 50 calls in flight (bench/judge_bench.py;
+            # docs/benchmarks.md, "Judges"): ``cast_to=object`` hands back the decoded JSON, read by :func:`_reply`.
             data = await self._sdk().post("/chat/completions", cast_to=object, body=body, options={"timeout": timeout})
         except openai.APIStatusError as e:
             raise status_error(e.status_code, e.response.headers, self.name) from None

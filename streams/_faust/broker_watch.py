@@ -33,9 +33,9 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from schemas.topics import TURNS
 
-from . import security
-from ._faust_patches import fetched_highwaters
-from .broker import bootstrap_of
+from .. import security
+from ..broker import bootstrap_of
+from .patches import fetched_highwaters
 
 log = logging.getLogger("attune.streams")
 

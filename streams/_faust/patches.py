@@ -15,15 +15,19 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from . import security
+from .. import security
+from ._versions import check_versions
 
 log = logging.getLogger("attune.streams")
+#: Patches applied in this process (each once: a second create_app must not wrap a wrapper).
+_APPLIED: set[str] = set()
 
 
 def limit_fetch_wait(ms: int) -> None:
     """Faust hard-codes the consumer's long-poll wait (1.5 s); Tansu answers only when it expires."""
     from faust.transport.drivers import aiokafka as driver
 
+    check_versions()
     create = driver.AIOKafkaConsumerThread._create_worker_consumer
 
     def _create_worker_consumer(self: Any, transport: Any) -> Any:
@@ -72,6 +76,8 @@ def highwaters_from_fetch(bootstrap: str) -> None:
     """Make Faust's table recovery read to the true end of each changelog partition."""
     from faust.transport.drivers import aiokafka as driver
 
+    check_versions()
+
     async def highwaters(self: Any, *partitions: Any) -> Mapping[Any, int]:
         if not partitions:
             return {}
@@ -93,9 +99,9 @@ def redeliver_instead_of_drop() -> None:
     (or the first assignment of a restarted worker, while the fetch loop is still inside a batch) then
     goes: hand-off cut short, seek to the committed offset (read offset = committed), the loop finishes
     its batch and sets the read offset past the seek, and every re-fetched message from the committed
-    offset up is dropped as a duplicate though it was never processed. Measured in
-    ``tests/test_faults_worker.py``: 37 judge jobs dropped by one restarted worker, never run, with only
-    ``DROPPED MESSAGE ROFF`` at Faust's dev log level.
+    offset up is dropped as a duplicate though it was never processed, logged only as
+    ``DROPPED MESSAGE ROFF`` at Faust's dev log level (found by ``tests/test_faults_worker.py``; what it
+    measured: docs/reliability.md, "Bugs the suite found, and the fixes").
 
     The fix rewinds the read offset to such a message just before the loop looks at it, so the loop
     delivers it instead (without recording an offset gap). A true duplicate is then processed twice,
@@ -104,8 +110,10 @@ def redeliver_instead_of_drop() -> None:
     """
     from faust.transport.consumer import Consumer
 
-    if getattr(Consumer.getmany, "_attune_redelivers", False):
+    check_versions()
+    if "redeliver" in _APPLIED:
         return
+    _APPLIED.add("redeliver")
     getmany = Consumer.getmany
 
     async def patched(self: Any, timeout: float) -> Any:
@@ -118,5 +126,4 @@ def redeliver_instead_of_drop() -> None:
                 log.info("redelivering %s[%d]@%d (Faust would drop it as read)", tp.topic, tp.partition, message.offset)
             yield tp, message
 
-    patched._attune_redelivers = True  # type: ignore[attr-defined]
     Consumer.getmany = patched  # type: ignore[method-assign]

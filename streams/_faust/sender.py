@@ -1,10 +1,9 @@
 """Records out through aiokafka's batch API: one producer batch per topic-partition, not one send per record.
 
-Why: measured with ``bench/faust_floor.py`` on this machine, a Faust agent that only consumes turns drains
-~11,700/s (0.09 ms CPU per turn); one output per turn through ``producer.send`` costs ~0.02 ms more, and two
-table writes per turn through ``Table.send_changelog`` (Faust's per-record buffer, future and callback)
-another ~0.19 ms, which alone caps a worker near 3,300 turns/s. The same records appended to one
-``BatchBuilder`` per topic-partition cost ~0.03 ms per turn.
+Why: Faust's per-record changelog path (``Table.send_changelog``: a buffer entry, a future and a callback
+per record) cost more per turn than all of attune's scoring and alone capped a worker's throughput; the same
+records appended to one ``BatchBuilder`` per topic-partition cost a fraction of it (``bench/faust_floor.py``;
+figures in docs/benchmarks.md, "2026-11-23: the worker's fetch wait, and where a slow turn waits").
 
 Same guarantees as Faust's own path: records go through Faust's aiokafka producer (so Faust's commit,
 which flushes that producer before committing offsets, also waits for them); keys without a partition are
@@ -31,8 +30,7 @@ class BatchSender:
         self.app = app
 
     def _aiokafka(self) -> Any:
-        faust_producer = self.app.producer
-        aio = getattr(faust_producer, "_producer", None)
+        aio = self.app.producer._producer  # None until Faust's producer started
         if aio is None or self.app.conf.producer_threaded:  # not started, or lives on another event loop
             return None
         return aio

@@ -2,7 +2,7 @@
 
 Why: Faust 0.15.3's consumer can count a message as read and never hand it to the agent (seen right after
 a restart or rebalance: its read offset races the seek to the committed offsets; see
-``streams._faust_patches.redeliver_instead_of_drop`` for the part of the race fixed at its source), and
+``streams._faust.patches.redeliver_instead_of_drop`` for the part of the race fixed at its source), and
 its commit logic treats an offset it did not see as done when a later one is acked (``Consumer._new_offset``
 accepts ``min(acked) == committed + 1``). The input topics attune audits (turns, judge jobs) are never
 compacted and are written without transactions, so a partition's offsets are contiguous and a worker can
@@ -15,8 +15,9 @@ know exactly which offset must come next:
   :meth:`OffsetAudit.tail` compares the expected offset with the partition's high watermark (from fetch
   responses, which Tansu reports correctly) once the agent has been idle -- on every partition, not just
   that one: under a burst Faust serves partitions unevenly, and one may wait many seconds behind the others
-  with its messages fetched and buffered, not lost (200,000 turns at once: 45,000-83,000 such messages were
-  re-read in one go before this rule, stalling the event loop for 17-22 s);
+  with its messages fetched and buffered, not lost (before this rule, a burst had tens of thousands of them
+  re-read in one go, stalling the event loop for seconds: docs/benchmarks.md, "2026-11-25: a 200,000-turn
+  burst into one worker (issue #14 part 2)");
 * a re-read is bounded: at most :data:`MAX_REREAD` messages per partition at a time; a larger gap is kept
   and repaired in such chunks by the timer, so neither memory nor the event loop takes the whole gap at once.
 
@@ -35,9 +36,9 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from . import security
-from ._core import Inbound
-from .observability import METRICS
+from .. import security
+from .._core import Inbound
+from ..observability import METRICS
 
 log = logging.getLogger("attune.streams")
 
@@ -45,7 +46,7 @@ log = logging.getLogger("attune.streams")
 TAIL_IDLE_S = 5.0
 #: How long a direct read-back may take before the worker gives up (and Faust's error handling takes over).
 FETCH_TIMEOUT_S = 30.0
-#: Most messages re-read (and then processed as one batch) at a time per partition: ~0.3 s of work.
+#: Most messages re-read (and then processed as one batch) at a time per partition: a fraction of a second.
 MAX_REREAD = 2000
 #: While other partitions still deliver, a partition's tail counts as skipped only after this many times
 #: ``TAIL_IDLE_S`` of quiet (a skip there is still repaired, later; a buffered partition is left alone).
@@ -182,7 +183,7 @@ class OffsetAudit:
             if found:
                 return found
             consumer = app.consumer
-            paused = {(tp.topic, tp.partition) for tp in getattr(consumer, "_paused_partitions", ())}
+            paused = {(tp.topic, tp.partition) for tp in consumer._paused_partitions}
             now = time.monotonic()
             # While the agent still receives on other partitions, a quiet partition is most likely waiting in
             # Faust's buffers: it must be quiet far longer before its tail counts as skipped.

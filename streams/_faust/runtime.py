@@ -18,82 +18,21 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 import faust
-import orjson
-from faust.serializers import codecs
 
 from schemas.topics import CONTROL, TURNS
 
-from ._audit import OffsetAudit
-from ._core import BatchResult, CloseHook, Inbound, TableName, TurnProcessor, Write, control_record
-from ._faust_patches import highwaters_from_fetch, limit_fetch_wait, redeliver_instead_of_drop
-from ._send import BatchSender, Record
-from .broker import bootstrap_of, create_topics
-from .observability import METRICS, event_timestamps, json_logging_config, start_health_server, turns_lag
-from .settings import META_TABLE, TURN_TABLE, StreamSettings
+from .._core import BatchResult, CloseHook, Inbound, TurnProcessor, control_record, is_open
+from ..broker import bootstrap_of, create_topics
+from ..observability import METRICS, event_timestamps, json_logging_config, start_health_server, turns_lag
+from ..settings import META_TABLE, TURN_TABLE, StreamSettings
+from ..worker import READY_MARKER
+from ._versions import check_versions
+from .audit import OffsetAudit
+from .patches import highwaters_from_fetch, limit_fetch_wait, redeliver_instead_of_drop
+from .sender import BatchSender
+from .store import FaustStore
 
 log = logging.getLogger("attune.streams")
-
-#: Printed by a worker after every completed rebalance (tables recovered), with its turns partitions.
-READY_MARKER = "ATTUNE_READY"
-
-
-class _OrjsonCodec(codecs.Codec):
-    """Table keys and values as orjson (Faust's own json codec goes through the stdlib)."""
-
-    def _dumps(self, obj: Any) -> bytes:
-        return orjson.dumps(obj)
-
-    def _loads(self, s: bytes) -> Any:
-        return orjson.loads(s)
-
-
-codecs.register("orjson", _OrjsonCodec())
-
-
-class FaustStore:
-    """:class:`streams._core.StateStore` over two Faust tables, with explicit changelog partitions.
-
-    A batch mixes partitions, so the partition of a write cannot come from Faust's "current event";
-    :meth:`apply` updates the tables' local stores and queues each change for the table's changelog on the
-    partition the processor names (the partition of the conversation's turns), serialized exactly as
-    ``Table.__setitem__`` / ``send_changelog`` would (orjson key and value, ``None`` for a delete). The
-    runtime sends the queue with :class:`streams._send.BatchSender` (one producer batch per changelog
-    partition instead of Faust's per-record path, the worker's largest cost; see ``bench/faust_floor.py``).
-    """
-
-    def __init__(self, turns: faust.Table, meta: faust.Table) -> None:
-        self._tables: dict[TableName, faust.Table] = {"turns": turns, "meta": meta}
-        self._pending: list[Record] = []
-
-    def get(self, table: TableName, key: str) -> dict[str, Any] | None:
-        return self._tables[table].data.get(key)
-
-    def apply(self, writes: Sequence[Write]) -> None:
-        dumps = orjson.dumps
-        for w in writes:
-            t = self._tables[w.table]
-            store = t.data
-            topic = t.changelog_topic.get_topic_name()
-            if w.value is None:
-                store.pop(w.key, None)
-                self._pending.append((topic, w.partition, dumps(w.key), None))
-            else:
-                store[w.key] = w.value
-                self._pending.append((topic, w.partition, dumps(w.key), dumps(w.value)))
-            key_partition = getattr(store, "_key_partition", None)
-            if key_partition is not None:  # lets Faust drop the keys of partitions it no longer owns
-                if w.value is None:
-                    key_partition.pop(w.key, None)
-                else:
-                    key_partition[w.key] = w.partition
-
-    def take_changelog(self) -> list[Record]:
-        """The changelog records of the writes applied since the last call, in order."""
-        out, self._pending = self._pending, []
-        return out
-
-    def metas(self) -> list[tuple[str, dict[str, Any]]]:
-        return list(self._tables["meta"].data.items())
 
 
 class Runtime:
@@ -118,7 +57,7 @@ class Runtime:
         self.audit.on_assigned(assigned)
 
     async def _audited(self, events: Sequence[faust.EventT]) -> tuple[list[Inbound], list[Inbound]]:
-        """The batch's messages, each preceded by any the consumer skipped before it (see streams._audit)."""
+        """The batch's messages, each preceded by any the consumer skipped before it (see streams._faust.audit)."""
         items: list[Inbound] = []
         reread: list[Inbound] = []
         check_now = self.audit.check_now
@@ -172,8 +111,8 @@ class Runtime:
         """Send the batch's outputs and wait for their acknowledgement; closes are scored in between.
 
         Turn scores and alerts leave first: the producer's sender task needs three turns of the event
-        loop to put them on the wire, and only then do the deferred checklists run (1-2 ms each), so a
-        batch that closes conversations does not hold back the scores and alerts of its other turns.
+        loop to put them on the wire, and only then do the deferred checklists run (milliseconds each), so
+        a batch that closes conversations does not hold back the scores and alerts of its other turns.
         """
         futs = await self.sender.send((o.topic, o.partition, o.key, o.value) for o in res.outputs)
         if res.closes:
@@ -247,6 +186,7 @@ def create_app(
         from scorers import Evaluator
 
         evaluator = Evaluator()
+    check_versions()  # fail fast on Faust/aiokafka versions this package was not verified against
     redeliver_instead_of_drop()  # a Faust race drops unprocessed messages after a rebalance, on any broker
     app = faust.App(settings.app_id, **settings.faust_config())
     source = app.topic(
@@ -272,7 +212,7 @@ def create_app(
     turn_hooks: list[Any] = []
     user_hooks: list[Any] = []
     if settings.judging:  # LLM judges: jobs out of this agent, run by the judge agent (streams.judging)
-        from .judging import install
+        from ..judging import install
 
         emitter, _ = install(app, settings)
         turn_hooks.append(emitter.on_turn)
@@ -322,11 +262,10 @@ def create_app(
 def freeze_long_lived() -> None:
     """Move every object alive now out of the cyclic collector's reach (``gc.freeze``).
 
-    Why: a full (generation 2) collection walks every tracked object (75k after imports alone: Faust,
-    aiokafka, pydantic, the scorers' compiled data). Measured in the stream bench: 33-38 ms per collection,
-    about one per 10 s of live traffic, each stalling every turn in flight (a p99 turn->score cost); after
-    freezing, none ran in the live phase and the one while draining took 14 ms. Frozen objects are still
-    freed by reference counting; only garbage cycles among them would outlive the worker.
+    Why: a full (generation 2) collection walks every tracked object (tens of thousands after imports
+    alone: Faust, aiokafka, pydantic, the scorers' compiled data), stalling every turn in flight, a p99
+    turn->score cost (measured: docs/benchmarks.md, "2026-11-23: the worker's fetch wait, and where a slow turn waits").
+    Frozen objects are still freed by reference counting; only garbage cycles among them would outlive the worker.
     """
     gc.collect()
     gc.freeze()
@@ -347,7 +286,7 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
     app, rt = create_app(settings)
     alert_path = None
     if settings.alert_path:  # before Faust starts: alerts flow while the scoring agent joins and recovers
-        from ._alert_path import AlertPathProcess
+        from .._alert_path import AlertPathProcess
 
         alert_path = AlertPathProcess(
             settings.broker,
@@ -359,15 +298,15 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
         ).start()
     watch = None
     if settings.broker_check_interval > 0:  # a broker that lost its state: exit saying what, never hang
-        from ._broker_watch import BrokerWatch
+        from .broker_watch import BrokerWatch
 
         watch = BrokerWatch(
             settings.broker,
             settings.app_id,
             settings.topics(),
             consumed=lambda: rt.audit.next_offsets(TURNS.name),
-            table_keys=lambda: {t.changelog_topic.get_topic_name(): len(t.data) for t in rt.store._tables.values()},
-            open_conversations=lambda: [cid for cid, m in rt.store.metas() if m.get("closed") is None],
+            table_keys=rt.store.changelog_sizes,
+            open_conversations=lambda: [cid for cid, m in rt.store.metas() if is_open(m)],
             lost_dir=settings.data_dir,
         )
         app.timer(settings.broker_check_interval, name="broker_watch")(watch.tick)
@@ -400,19 +339,10 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
         if alert_path is not None:
             alert_path.stop()
         if watch is not None and watch.lost is not None:
-            from ._broker_watch import EXIT_BROKER_STATE_LOST
+            from .broker_watch import EXIT_BROKER_STATE_LOST
 
             return EXIT_BROKER_STATE_LOST
         return int(exc.code or 0)
     if alert_path is not None:
         alert_path.stop()
     return 0
-
-
-def worker_env(*, plaintext: bool = False) -> dict[str, str]:
-    """Environment for a worker subprocess (unbuffered, so logs reach the parent promptly). ``plaintext``
-    drops the ``ATTUNE_KAFKA_*`` security settings (a worker on the embedded broker, which speaks plaintext)."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    if plaintext:
-        env = {k: v for k, v in env.items() if not k.startswith("ATTUNE_KAFKA_")}
-    return env
