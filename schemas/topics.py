@@ -66,7 +66,7 @@ TURN_JUDGMENTS = TopicSpec(
     partitions=4,
     key="conversation_id",
     records=(TurnJudgment,),
-    producers=("streams.judging:install (agent judge_jobs)",),
+    producers=("streams._faust.judge_agent:install (agent judge_jobs)",),
     consumers=("analytics consumers", _TAIL),
     doc="LLM-judge results per sampled assistant turn.",
 )
@@ -84,7 +84,7 @@ CONVERSATION_SCORES = TopicSpec(
     partitions=4,
     key="conversation_id",
     records=(ConversationScore,),
-    producers=(f"{_AGENT}: cheap checklist)", "streams.judging:install (LLM checklist)"),
+    producers=(f"{_AGENT}: cheap checklist)", "streams._faust.judge_agent:install (LLM checklist)"),
     consumers=("analytics consumers", _TAIL),
     doc="12-criterion checklist per closed conversation; consumers de-duplicate by record_id.",
 )
@@ -95,7 +95,7 @@ CONVERSATION_VERDICTS = TopicSpec(
     records=(ConversationVerdict,),
     producers=(
         f"{_AGENT}: at close, without --judge)",
-        "streams.judging:install (after the LLM checklist, with --judge)",
+        "streams._faust.judge_agent:install (after the LLM checklist, with --judge)",
     ),
     consumers=("analytics consumers", "safety teams", _TAIL),
     doc="One final verdict per closed conversation, every tier combined; no judge can clear a safety finding.",
@@ -108,7 +108,7 @@ SAFETY_ALERTS = TopicSpec(
     producers=(
         "streams._alert_path:AlertPath (every worker: a user turn's own alerts, never waits for a rebalance)",
         f"{_AGENT}: alerts that need earlier turns, harmful replies, unanswered crises)",
-        "streams.judging:install (judge_unsafe alerts, the crisis screen)",
+        "streams._faust.judge_agent:install (judge_unsafe alerts, the crisis screen)",
     ),
     consumers=("safety teams", "examples/alerts_consumer.py", _TAIL),
     doc="Crisis and harm alerts; alert_id is deterministic so redelivery never changes an alert.",
@@ -177,7 +177,7 @@ JUDGE_JOBS = TopicSpec(
     key="conversation_id",
     records=(JudgeJob,),
     producers=("streams.judging:JobEmitter (hooks of process_turns: sampled turns, the checklist at close; --judge)",),
-    consumers=("streams.judging:install (agent judge_jobs)",),
+    consumers=("streams._faust.judge_agent:install (agent judge_jobs)",),
     doc="LLM-judge work, one self-contained job per sampled turn and per closed conversation; no traffic "
     "unless the worker runs with --judge/--judge-config.",
 )

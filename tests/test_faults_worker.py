@@ -295,7 +295,7 @@ def test_judge_agent_acks_in_offset_order_when_jobs_finish_out_of_order(monkeypa
     after every earlier job finished (else Faust 0.15.3 commits past an unfinished job)."""
     from types import SimpleNamespace
 
-    import streams.judging as judging
+    import streams._faust.judge_agent as judging
     from scorers.judges import JudgeConfig, JudgeTier, turn_job
 
     conv = synthetic(1, 12, prefix="order")[0]

@@ -205,7 +205,7 @@ def test_ack_of_a_read_back_message_reaches_faust() -> None:
 def test_judge_agent_runs_skipped_jobs_and_acks_in_offset_order(monkeypatch: pytest.MonkeyPatch) -> None:
     """Faust delivers jobs 0, 1, 4 of a partition and skips 2, 3: the agent reads them back, runs them, and
     no ack (Faust's or the audit's) of a later offset goes out before every earlier job finished."""
-    import streams.judging as judging
+    import streams._faust.judge_agent as judging
     from scorers.judges import JudgeConfig, JudgeTier, turn_job
 
     conv = synthetic(1, 10, prefix="audit")[0]

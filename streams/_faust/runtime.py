@@ -212,7 +212,7 @@ def create_app(
     turn_hooks: list[Any] = []
     user_hooks: list[Any] = []
     if settings.judging:  # LLM judges: jobs out of this agent, run by the judge agent (streams.judging)
-        from ..judging import install
+        from .judge_agent import install
 
         emitter, _ = install(app, settings)
         turn_hooks.append(emitter.on_turn)
