@@ -127,7 +127,9 @@ def test_changelog_records_are_what_faust_send_changelog_would_write() -> None:
     tables = {}
     for name in ("turns", "meta"):
         t = app.Table(f"t-{name}", partitions=4)
-        t.key_serializer = t.value_serializer = "orjson"
+        t.key_serializer = "orjson"
+        t.value_serializer = FaustStore.VALUE_SERIALIZERS[name]  # type: ignore[index]
+        t.changelog_topic = t._new_changelog_topic()  # as create_app does
         tables[name] = t
     store = FaustStore(tables["turns"], tables["meta"])
     value = {"r": "user", "t": "caf\u00e9 \U0001f600", "s": {"m": [1.5, None]}}
@@ -148,3 +150,10 @@ def test_changelog_records_are_what_faust_send_changelog_would_write() -> None:
     assert got == want
     assert store.take_changelog() == []  # taken once
     assert store.get("turns", "c1:0") == value and store.get("turns", "c0:0") is None
+    assert store.get("meta", "c1") == {"idx": [[0, 4]]}
+    # The turns table holds its changelog bytes: what table recovery puts there (the raw codec) reads the same.
+    assert tables["turns"].data["c1:0"] == got[0][3]
+    raw_value = tables["turns"].changelog_topic.value_serializer
+    assert raw_value == "raw" and tables["meta"].changelog_topic.value_serializer == "orjson"
+    tables["turns"].data["c2:0"] = got[0][3]  # as recovered from the changelog
+    assert store.get("turns", "c2:0") == value

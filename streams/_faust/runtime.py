@@ -22,6 +22,7 @@ import faust
 from schemas.topics import CONTROL, TURNS
 
 from .._core import BatchResult, CloseHook, Inbound, TurnProcessor, control_record, is_open
+from .._trim import Trimmer
 from ..broker import bootstrap_of, create_topics
 from ..observability import METRICS, event_timestamps, json_logging_config, start_health_server, turns_lag
 from ..settings import META_TABLE, TURN_TABLE, StreamSettings
@@ -48,6 +49,7 @@ class Runtime:
         self.audit = OffsetAudit(app, bootstrap_of(settings.broker), settings.app_id, [TURNS.name])
         self.sender = BatchSender(app)
         self._lock = asyncio.Lock()  # the agent's batches and the timer's tail repair, one at a time
+        self.trimmer = Trimmer()  # freed buffers back to the OS once the open conversations shrink
 
     @property
     def repaired(self) -> int:
@@ -162,6 +164,7 @@ class Runtime:
             del self._requested[cid]
         await self.repair_tail()
         self.refresh_gauges()
+        await self.trimmer.maybe_trim(self.store.buffered_chunks())
         if time.monotonic() - self._last_report > 10.0:
             self._last_report = time.monotonic()
             s = self.processor.stats
@@ -199,14 +202,17 @@ def create_app(
         partitions=settings.partitions,
     )
     tables: dict[str, faust.Table] = {}
-    for name, doc in (
-        (TURN_TABLE, "buffered turns in chunks of 16, keyed conversation_id:chunk"),
-        (META_TABLE, "per-conversation state: index ranges, crisis_pending, end marker, tombstone"),
+    for name, kind, doc in (
+        (TURN_TABLE, "turns", "buffered turns in chunks of 16, keyed conversation_id:chunk"),
+        (META_TABLE, "meta", "per-conversation state: index ranges, crisis_pending, end marker, tombstone"),
     ):
         table = cast(faust.Table, app.Table(name, partitions=settings.partitions, help=doc))
-        # Faust derives serializers from key/value *types* only; set them before the changelog topic
-        # and the store (both created lazily) read them.
-        table.key_serializer = table.value_serializer = "orjson"
+        # Faust derives serializers from key/value *types* only. Set them before the store (created lazily)
+        # reads them, and make the changelog topic again: registering the table already made it with the
+        # default (json) serializers, and table recovery decodes the changelog through that topic.
+        table.key_serializer = "orjson"
+        table.value_serializer = FaustStore.VALUE_SERIALIZERS[kind]  # type: ignore[index]
+        table.changelog_topic = table._new_changelog_topic()
         tables[name] = table
     store = FaustStore(tables[TURN_TABLE], tables[META_TABLE])
     turn_hooks: list[Any] = []

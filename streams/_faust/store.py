@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import faust
 import orjson
@@ -36,14 +36,31 @@ class FaustStore:
     ``Table.__setitem__`` / ``send_changelog`` would (orjson key and value, ``None`` for a delete). The
     runtime sends the queue with :class:`streams._faust.sender.BatchSender` (one producer batch per changelog
     partition instead of Faust's per-record path, the worker's largest cost; see ``bench/faust_floor.py``).
+
+    The turns table holds each chunk of buffered turns as its changelog bytes (value serializer ``raw``,
+    :data:`VALUE_SERIALIZERS`), decoded when the processor reads it (about once per chunk per batch). Why:
+    as decoded dicts, an open conversation's buffered turns were most of what a worker holds for it, and
+    thousands of small long-lived objects per conversation, interleaved with every turn's temporaries, left
+    the allocator's arenas fragmented after the conversations closed (docs/benchmarks.md, "2026-11-25:
+    memory per open conversation"). One bytes object per chunk is several times smaller and lives outside
+    the small-object arenas. After a recovery the table holds the same bytes (the changelog's, through the
+    ``raw`` codec), so a stored value is the same before and after a restart. The meta table, read on every
+    turn, keeps decoded dicts.
     """
+
+    #: Faust value serializer per table (keys are orjson in both). Set by ``create_app`` before the tables'
+    #: changelog topics and stores exist.
+    VALUE_SERIALIZERS: ClassVar[dict[TableName, str]] = {"turns": "raw", "meta": "orjson"}
 
     def __init__(self, turns: faust.Table, meta: faust.Table) -> None:
         self._tables: dict[TableName, faust.Table] = {"turns": turns, "meta": meta}
         self._pending: list[Record] = []
 
     def get(self, table: TableName, key: str) -> dict[str, Any] | None:
-        return self._tables[table].data.get(key)
+        value = self._tables[table].data.get(key)
+        if table == "turns" and value is not None:
+            return orjson.loads(value)  # held as its changelog bytes (see the class docstring)
+        return value
 
     def apply(self, writes: Sequence[Write]) -> None:
         dumps = orjson.dumps
@@ -55,8 +72,9 @@ class FaustStore:
                 store.pop(w.key, None)
                 self._pending.append((topic, w.partition, dumps(w.key), None))
             else:
-                store[w.key] = w.value
-                self._pending.append((topic, w.partition, dumps(w.key), dumps(w.value)))
+                encoded = dumps(w.value)
+                store[w.key] = encoded if w.table == "turns" else w.value
+                self._pending.append((topic, w.partition, dumps(w.key), encoded))
             # Faust's memory store maps each key to its partition to drop the keys of partitions it no
             # longer owns; writes made here bypass the event that would have recorded it.
             if w.value is None:
@@ -68,6 +86,10 @@ class FaustStore:
         """The changelog records of the writes applied since the last call, in order."""
         out, self._pending = self._pending, []
         return out
+
+    def buffered_chunks(self) -> int:
+        """Chunks of buffered turns held now (the turns table's keys)."""
+        return len(self._tables["turns"].data)
 
     def changelog_sizes(self) -> dict[str, int]:
         """Changelog topic -> keys held: what the broker watch reports lost with a broker's state."""

@@ -1,0 +1,38 @@
+"""The worker's malloc_trim policy (streams._trim): only after the buffered turns halved, never on a steady load."""
+
+from __future__ import annotations
+
+import asyncio
+
+from streams._trim import Trimmer
+
+
+def test_trims_once_per_halving_and_never_under_a_steady_load() -> None:
+    calls: list[int] = []
+    t = Trimmer(min_peak=100)
+    t._trim = lambda pad: calls.append(pad) or 1  # type: ignore[assignment]
+
+    async def run(sizes: list[int]) -> None:
+        for n in sizes:
+            await t.maybe_trim(n)
+
+    asyncio.run(run([10, 50, 90, 60, 50, 60]))  # below min_peak: a small worker never trims
+    assert calls == []
+    asyncio.run(run([400, 380, 390, 250, 210]))  # steady around the peak
+    assert calls == []
+    asyncio.run(run([200]))  # half of the 400 peak
+    assert calls == [0] and t.trims == 1 and t.peak == 200
+    asyncio.run(run([150, 120]))  # not half of 200 yet
+    assert len(calls) == 1
+    asyncio.run(run([100]))
+    assert len(calls) == 2 and t.peak == 100  # half of 200
+    asyncio.run(run([0]))  # everything closed: half of a peak that still counts (min_peak)
+    assert len(calls) == 3 and t.peak == 0
+    asyncio.run(run([0, 0, 0]))  # nothing more to hand back
+    assert len(calls) == 3
+
+
+def test_no_glibc_no_trim() -> None:
+    t = Trimmer(min_peak=1)
+    t._trim = None
+    assert not t.due(10) and not t.due(0)
