@@ -602,3 +602,30 @@ if __name__ == "__main__":
     report = measure()
     for k, v in report.items():
         print(f"{k}: {v}")
+
+
+def test_a_stream_turn_job_hides_a_name_introduced_before_its_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stream's turn job carries only recent messages; a name learned further back must still be hidden
+    in what the judge is shown, exactly as batch (whole history) hides it."""
+    from schemas import Conversation
+    from scorers import exchanges_of
+    from scorers.judges import _jobs, exchange_of, turn_job
+
+    filler = [("user", "work was long again today"), ("assistant", "That sounds draining. What made it long?")]
+    turns = [("user", "My sister Anna has been in hospital since Monday."), ("assistant", "I'm sorry. How are you?")]
+    turns += filler * 9 + [("user", "I called today and Anna sounded better."), ("assistant", "How is Anna doing now?")]
+    conv = Conversation(conversation_id="c-names", turns=[Message(role=r, text=t) for r, t in turns])
+    ex = exchanges_of(conv)[-1]
+    assert len(ex.history) > 20 and "Anna" in ex.response
+
+    def shown(e: Exchange) -> tuple[str, list[str]]:
+        red = redact_exchange(e)
+        return red.response, [m.text for m in red.history[-6:]]
+
+    batch = shown(ex)
+    stream = shown(exchange_of(turn_job(ex)))
+    assert "Anna" not in batch[0] and stream == batch
+    # Without the older name-teaching message in the job, the name leaks: what this test guards against.
+    monkeypatch.setattr(_jobs, "teaches_names", lambda _text: False)
+    leaked = shown(exchange_of(turn_job(ex)))
+    assert "Anna" in leaked[0]

@@ -27,6 +27,7 @@ from schemas import (
 )
 from scorers import Exchange, exchange_for
 from scorers.checklist import CRITERIA_SPEC, checklist_record
+from scorers.redact import teaches_names
 from scorers.verdict import conversation_verdict
 
 from ._tier import JudgeTier, judge_alerts
@@ -47,14 +48,21 @@ def turn_job(
 ) -> JudgeJob:
     """The job judging one assistant reply: earlier messages, then the reply itself.
 
-    ``history`` bounds the earlier messages carried (None: all). Batch passes None: redaction learns names
-    from the whole history, so a name introduced further back is still hidden in what the prompt shows.
+    ``history`` bounds the recent messages carried (None: all; batch passes None). Older messages travel too
+    when they are the nearest user message or introduce a name (``teaches_names``): redaction learns names
+    only from what the job carries, so without them a name introduced further back would reach the judge
+    unredacted in the stream while batch hides it. Learning order, and so the placeholder numbering, is the
+    same as over the whole history; the prompt shows only the most recent messages either way.
     """
-    earlier = list(ex.history if history is None else ex.history[-history:])
-    if ex.user_text and not any(m.role == "user" for m in earlier):
-        nearest = next((m for m in reversed(ex.history) if m.role == "user"), None)
-        if nearest is not None:
-            earlier.insert(0, nearest)
+    if history is None or len(ex.history) <= history:
+        earlier = list(ex.history)
+    else:
+        recent = list(ex.history[-history:])
+        older = ex.history[:-history]
+        nearest = None
+        if ex.user_text and not any(m.role == "user" for m in recent):
+            nearest = next((m for m in reversed(older) if m.role == "user"), None)
+        earlier = [m for m in older if m is nearest or teaches_names(m.text)] + recent
     reply = Message(role="assistant", text=ex.response, turn_index=ex.turn_index)
     return JudgeJob(
         job_id=judge_job_id("turn", ex.conversation_id, ex.turn_index),

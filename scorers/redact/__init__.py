@@ -27,6 +27,7 @@ from ._redactor import (
     redact_exchange,
     redact_messages,
     redact_texts,
+    teaches_names,
 )
 
 __all__ = [
@@ -43,4 +44,5 @@ __all__ = [
     "redact_exchange",
     "redact_messages",
     "redact_texts",
+    "teaches_names",
 ]

@@ -278,6 +278,14 @@ def redact(text: str, *, names: Iterable[str] = ()) -> str:
     return DEFAULT.text(text, names=names)
 
 
+def teaches_names(text: str, redactor: Redactor = DEFAULT) -> bool:
+    """Whether ``text`` introduces a name redaction learns ("my sister Anna", "I'm Sam"): such a message must
+    travel with any later one it may have to hide the name in (``scorers.judges.turn_job``)."""
+    scope = redactor.scope()
+    scope.learn(text)
+    return bool(scope._forms)
+
+
 def memory_names(context: TurnContext | None) -> list[str]:
     """String values of name-like memory keys (``name``, ``first_name``, ``partner_name``)."""
     memory = context.memory if context is not None else None
