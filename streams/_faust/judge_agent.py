@@ -27,6 +27,7 @@ from ..settings import StreamSettings
 from .acks import OrderedAcks, Partition
 from .audit import OffsetAudit
 from .sender import BatchSender
+from .store import raw_topic
 
 log = logging.getLogger("attune.streams.judging")
 
@@ -163,14 +164,7 @@ def install(app: Any, settings: StreamSettings) -> tuple[JobEmitter, JudgeAgent]
         )
     audit = OffsetAudit(app, bootstrap_of(settings.broker), settings.app_id, [JUDGE_JOBS.name])
     agent = JudgeAgent(app, tier, settings.judge_max_in_flight, audit)
-    jobs = app.topic(
-        JUDGE_JOBS.name,
-        key_type=bytes,
-        value_type=bytes,
-        key_serializer="raw",
-        value_serializer="raw",
-        partitions=settings.partitions,
-    )
+    jobs = raw_topic(app, JUDGE_JOBS.name, partitions=settings.partitions)
 
     async def judge_jobs(stream: Any) -> None:
         await agent.consume(stream)

@@ -31,7 +31,7 @@ from ._versions import check_versions
 from .audit import OffsetAudit
 from .patches import highwaters_from_fetch, limit_fetch_wait, redeliver_instead_of_drop
 from .sender import BatchSender
-from .store import FaustStore
+from .store import FaustStore, raw_topic
 
 log = logging.getLogger("attune.streams")
 
@@ -192,15 +192,7 @@ def create_app(
     check_versions()  # fail fast on Faust/aiokafka versions this package was not verified against
     redeliver_instead_of_drop()  # a Faust race drops unprocessed messages after a rebalance, on any broker
     app = faust.App(settings.app_id, **settings.faust_config())
-    source = app.topic(
-        TURNS.name,
-        CONTROL.name,
-        key_type=bytes,
-        value_type=bytes,
-        key_serializer="raw",
-        value_serializer="raw",
-        partitions=settings.partitions,
-    )
+    source = raw_topic(app, TURNS.name, CONTROL.name, partitions=settings.partitions)
     tables: dict[str, faust.Table] = {}
     for name, kind, doc in (
         (TURN_TABLE, "turns", "buffered turns in chunks of 16, keyed conversation_id:chunk"),

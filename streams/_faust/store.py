@@ -27,6 +27,18 @@ class _OrjsonCodec(codecs.Codec):
 codecs.register("orjson", _OrjsonCodec())
 
 
+def raw_topic(app: faust.App, *names: str, partitions: int) -> faust.TopicT:
+    """Topics an agent consumes as bytes: attune decodes (and dead-letters) records itself."""
+    return app.topic(
+        *names,
+        key_type=bytes,
+        value_type=bytes,
+        key_serializer="raw",
+        value_serializer="raw",
+        partitions=partitions,
+    )
+
+
 class FaustStore:
     """:class:`streams._core.StateStore` over two Faust tables, with explicit changelog partitions.
 
