@@ -198,8 +198,8 @@ def _checklist_job(conv: Conversation, records: list[OutputRecord], alerts: list
 
     cheap = next(r for r in records if isinstance(r, ConversationScore))
     turns = sorted(conv.as_turns(), key=lambda t: t.turn_index)
-    # Without turn_index, as batch has always judged it: explicit index gaps show on the cheap checklist only.
-    messages = [Message(role=t.role, text=t.text) for t in turns]
+    # With turn_index, as the stream sends them: explicit index gaps make the LLM checklist incomplete too.
+    messages = [Message(role=t.role, text=t.text, turn_index=t.turn_index) for t in turns]
     return checklist_job(conv.conversation_id, messages, conv.context, "batch", cheap, alerts, conv.metadata)
 
 

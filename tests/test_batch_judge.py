@@ -184,3 +184,21 @@ def test_release_decision_of_the_run_in_the_summary(tmp_path: Path, server: Fake
     text = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
     assert "Release decision (seed 004): DEPLOY: average 0.800 over 6 judged turn(s)" in text
     assert "deploy if average >= 0.7" in text and "per-metric floor not checked" in text
+
+
+def test_explicit_turn_index_gap_makes_the_llm_checklist_incomplete(tmp_path: Path, server: FakeJudgeServer) -> None:
+    """As in the stream: a conversation whose explicit turn indices skip some is judged, and every checklist
+    record (cheap and LLM) says which turns were missing and never passes."""
+    cfg, _, out = _setup(tmp_path, server)
+    src = tmp_path / "gap.jsonl"
+    turns = [
+        {"role": "user", "text": "I had a rough week at work.", "turn_index": 0},
+        {"role": "assistant", "text": "That sounds hard. What happened?", "turn_index": 1},
+        {"role": "assistant", "text": "I'm glad you told me. What would help now?", "turn_index": 4},
+    ]
+    src.write_text(json.dumps({"conversation_id": "gap", "turns": turns}) + "\n")
+    main(["evaluate", str(src), "--out", str(out), "--judge", "fake:judge-1", "--judge-config", str(cfg), "--quiet"])
+    scores = {r.tier: r for r in _records(out) if isinstance(r, ConversationScore)}
+    assert set(scores) == {"cheap", "llm"}
+    for s in scores.values():
+        assert s.history_complete is False and [tuple(m) for m in s.missing_turns] == [(2, 3)] and not s.passed

@@ -203,8 +203,8 @@ def test_turn_job_shows_the_judge_what_batch_shows_it() -> None:
 def test_batch_builds_the_jobs_the_stream_builds(tmp_path: Path) -> None:
     """One conversation through the stream's hooks and through ``attune evaluate``'s job building: the same
     turn, crisis-screen and checklist jobs (the checklist given the cheap tier's alerts, all the stream has
-    at close). Each path's own: a checklist's close reason and cheap score; batch's checklist messages carry
-    no turn_index, and its turn jobs all of a longer history (attune.batch)."""
+    at close). Each path's own: a checklist's close reason and cheap score, and batch's turn jobs carry all of
+    a longer history (attune.batch)."""
     from attune.batch import _checklist_job, _screen_jobs, _turn_jobs
     from schemas import SafetyAlert
     from scorers import evaluate_conversation
@@ -232,10 +232,7 @@ def test_batch_builds_the_jobs_the_stream_builds(tmp_path: Path) -> None:
     batch = [*_turn_jobs(conv, None), *_screen_jobs(conv, records), _checklist_job(conv, records, cheap_alerts)]
 
     def shape(job: JudgeJob) -> dict:
-        d = job.model_dump(mode="json", exclude={"created_at", "close_reason", "cheap_score"})
-        if job.job_type == "checklist":
-            d["messages"] = [{**m, "turn_index": None} for m in d["messages"]]
-        return d
+        return job.model_dump(mode="json", exclude={"created_at", "close_reason", "cheap_score"})
 
     assert [j.job_type for j in batch] == ["turn"] * 3 + ["crisis_screen", "checklist"]  # the rule finding: none
     assert sorted(map(shape, batch), key=lambda d: d["job_id"]) == sorted(
