@@ -8,7 +8,8 @@ client Faust owns (``tests/test_faust_adapter.py`` checks both). Inside it:
 * ``store`` — the two Faust tables as the processor's ``StateStore``;
 * ``sender`` — records out through the aiokafka producer Faust owns, one batch per partition;
 * ``audit`` — the offset audit that re-reads what Faust's consumer skipped;
-* ``judge_agent`` — the judge agent: runs the jobs the turn agent emits, acks them after their records;
+* ``judge_agent`` — the judge agent: runs the jobs the turn agent emits, acks them after their records
+  (imported by ``create_app`` only with judges on: it needs the ``judges`` extra's SDKs);
 * ``acks`` — judge-job acks passed to Faust in offset order;
 * ``patches`` — the narrow replacements of Faust 0.15.3 methods (redelivery, fetch wait, high watermarks);
 * ``broker_watch`` — a worker's check that the broker did not lose its state;
@@ -21,7 +22,6 @@ from __future__ import annotations
 from ._versions import INTERNALS, VERIFIED, UnverifiedVersionError, check_versions
 from .audit import OffsetAudit
 from .broker_watch import EXIT_BROKER_STATE_LOST, BrokerWatch
-from .judge_agent import JudgeAgent
 from .patches import REDELIVERED, fetched_highwaters
 from .runtime import Runtime, create_app, freeze_long_lived, run_worker
 from .sender import BatchSender, Record
@@ -35,7 +35,6 @@ __all__ = [
     "BatchSender",
     "BrokerWatch",
     "FaustStore",
-    "JudgeAgent",
     "OffsetAudit",
     "Record",
     "Runtime",
