@@ -105,6 +105,10 @@ class StateStore(Protocol):
 
     def get(self, table: TableName, key: str) -> Wire | None: ...
 
+    def has(self, table: TableName, key: str) -> bool:
+        """Whether ``key`` is held, without decoding its value (the Faust store holds turns as bytes)."""
+        ...
+
     def apply(self, writes: Sequence[Write]) -> None: ...
 
     def metas(self) -> Iterable[tuple[str, Wire]]: ...
@@ -118,6 +122,9 @@ class DictStore:
 
     def get(self, table: TableName, key: str) -> Wire | None:
         return self.tables[table].get(key)
+
+    def has(self, table: TableName, key: str) -> bool:
+        return key in self.tables[table]
 
     def apply(self, writes: Sequence[Write]) -> None:
         for w in writes:
@@ -760,7 +767,7 @@ class TurnProcessor:
         if isinstance(meta, Tombstone):
             if action == "expire":
                 for key in chunk_keys(cid, meta.ranges):
-                    if self.store.get("turns", key) is not None:
+                    if self.store.has("turns", key):
                         batch.delete_chunk(key, meta.partition)  # orphans of a close interrupted by a crash
                 batch.delete_meta(cid, meta.partition)
         elif action == "close":
@@ -1018,9 +1025,7 @@ class _Batch:
                 live.append(Write("meta", p, cid, meta.to_wire()))
         # A chunk buffered and freed within this batch never reaches the changelog (nor its delete).
         turn_writes = [
-            Write("turns", p, k, v)
-            for k, (p, v) in self.turns.items()
-            if v is not None or self.store.get("turns", k) is not None
+            Write("turns", p, k, v) for k, (p, v) in self.turns.items() if v is not None or self.store.has("turns", k)
         ]
         puts = [w for w in turn_writes if w.value is not None]
         deletes = [w for w in turn_writes if w.value is None]

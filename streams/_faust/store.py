@@ -74,6 +74,9 @@ class FaustStore:
             return orjson.loads(value)  # held as its changelog bytes (see the class docstring)
         return value
 
+    def has(self, table: TableName, key: str) -> bool:
+        return key in self._tables[table].data
+
     def apply(self, writes: Sequence[Write]) -> None:
         dumps = orjson.dumps
         for w in writes:
