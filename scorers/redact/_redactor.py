@@ -12,6 +12,7 @@ number in every later judge prompt of that conversation as long as the earlier m
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -278,10 +279,13 @@ def redact(text: str, *, names: Iterable[str] = ()) -> str:
     return DEFAULT.text(text, names=names)
 
 
-def teaches_names(text: str, redactor: Redactor = DEFAULT) -> bool:
+@functools.lru_cache(maxsize=8192)
+def teaches_names(text: str) -> bool:
     """Whether ``text`` introduces a name redaction learns ("my sister Anna", "I'm Sam"): such a message must
-    travel with any later one it may have to hide the name in (``scorers.judges.turn_job``)."""
-    scope = redactor.scope()
+    travel with any later one it may have to hide the name in (``scorers.judges.turn_job``). Cached: the turn
+    agent asks it of every older message for each sampled reply, so without it a long conversation's jobs
+    would rescan the same texts again and again."""
+    scope = DEFAULT.scope()
     scope.learn(text)
     return bool(scope._forms)
 
