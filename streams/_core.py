@@ -64,7 +64,7 @@ log = logging.getLogger("attune.streams")
 TableName = Literal["turns", "meta"]
 #: A table value as stored and as its changelog record carries it (one-letter keys: every record and every
 #: recovery pays for key length). Only the typed classes' ``to_wire`` / ``from_wire`` and the few functions
-#: beside them (:func:`decode_meta`, :func:`is_open`, :func:`stored_due`, :func:`stored_turn`) read its keys.
+#: beside them (:func:`decode_meta`, :func:`is_open`, :func:`stored_due`) read its keys.
 Wire: TypeAlias = dict[str, Any]
 
 
@@ -480,12 +480,6 @@ def chunk_keys(conversation_id: str, ranges: list[list[int]]) -> list[str]:
     return list(out)
 
 
-def stored_turn(store: StateStore, conversation_id: str, turn_index: int) -> BufferedTurn | None:
-    chunk = store.get("turns", chunk_key(conversation_id, turn_index))
-    entry = chunk.get(str(turn_index)) if chunk else None
-    return None if entry is None else BufferedTurn.from_wire(entry)
-
-
 def has_held(meta: ConversationMeta) -> bool:
     """Turns buffered beyond the processed frontier (waiting for a gap to fill)."""
     return bool(meta.ranges) and meta.ranges[-1][1] > meta.done
@@ -879,12 +873,18 @@ class TurnProcessor:
             return h
         ctx = TurnContext.model_validate(meta.context) if meta.context else None
         h = _History(version=meta.version, messages=Transcript(), scores=[], context=ctx)
+        chunks: dict[str, Wire | None] = {}  # each chunk read (and, from the Faust store, decoded) once
         for i in ranges_iter(meta.ranges):
             if i > meta.done:
                 break
-            entry = stored_turn(self.store, cid, i)
-            if entry is None:
+            key = chunk_key(cid, i)
+            if key not in chunks:
+                chunks[key] = self.store.get("turns", key)
+            chunk = chunks[key]
+            wire = chunk.get(str(i)) if chunk else None
+            if wire is None:
                 continue
+            entry = BufferedTurn.from_wire(wire)
             h.messages.add(_message(entry, i))
             if entry.summary is not None:
                 h.scores.append(entry.summary)
