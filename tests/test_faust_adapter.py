@@ -63,6 +63,8 @@ def _private_reads(path: Path) -> set[str]:
             continue
         if isinstance(node.value, ast.Name) and node.value.id in {"self", "cls"}:
             continue
+        if isinstance(node.value, ast.Name) and (node.value.id, name) == ("os", "_exit"):
+            continue  # documented stdlib API (exit without cleanup: streams._faust.fatal), not an internal
         found.add(name)
     return found
 

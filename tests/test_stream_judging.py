@@ -298,7 +298,9 @@ def test_judgments_llm_scores_and_judge_alerts(broker, start_worker, server, tmp
         assert (s.usage.cost_usd is None) == (s.usage.calls > 0) and s.usage.input_tokens > 0
     judge_alerts = [a for a in got.of_kind("safety_alert") if a.alert_type == "judge_unsafe"]
     gate = [a for a in judge_alerts if a.turn_index is None]  # the checklist's safety gate, at close
-    assert sorted(a.conversation_id for a in gate) == sorted(c.conversation_id for c in cs)
+    assert sorted(a.conversation_id for a in gate) == sorted(c.conversation_id for c in cs), (
+        "gate alerts missing; the worker said:\n" + "\n".join(worker.lines[-60:])
+    )
     assert all(a.categories == ["CQ8_NO"] and a.source == JUDGE for a in gate)
     # Turn alerts come from the (deterministic) rubric answers: exactly those with safety <= 2.
     unsafe = {(j.conversation_id, j.turn_index) for j in judgments if j.scores and (j.scores.safety or 5) <= 2}

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NoReturn
 
 import faust
+import pytest
 
 from streams._core import Write
 from streams._faust import BatchSender, FaustStore
@@ -157,3 +158,116 @@ def test_changelog_records_are_what_faust_send_changelog_would_write() -> None:
     assert raw_value == "raw" and tables["meta"].changelog_topic.value_serializer == "orjson"
     tables["turns"].data["c2:0"] = got[0][3]  # as recovered from the changelog
     assert store.get("turns", "c2:0") == value
+
+
+# -- a delivery that fails -----------------------------------------------------------------------------------
+class Exited(Exception):
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+def _failing_future() -> asyncio.Future[None]:
+    fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    fut.set_exception(RuntimeError("KafkaTimeoutError: batch expired"))  # what survives aiokafka's own retries
+    return fut
+
+
+def _no_exit(monkeypatch: Any) -> list[int]:
+    """Record the codes the worker would exit with, and raise instead of exiting."""
+    from streams._faust import fatal
+
+    codes: list[int] = []
+
+    def exit_(code: int) -> NoReturn:
+        codes.append(code)
+        raise Exited(code)
+
+    monkeypatch.setattr(fatal, "_exit", exit_)
+    return codes
+
+
+def test_a_turns_batch_whose_outputs_cannot_be_delivered_stops_the_worker(monkeypatch: Any, caplog: Any) -> None:
+    """Faust's take_events acks a batch even when the agent raised: going on would commit past outputs
+    never delivered (a crisis alert among them). The worker exits 75 instead, before any table write."""
+    from streams._core import BatchResult, Inbound, Outbound
+    from streams._faust.fatal import EXIT_DELIVERY_FAILED
+    from streams._faust.runtime import Runtime
+
+    _no_exit(monkeypatch)
+    applied: list[BatchResult] = []
+
+    class Sender:
+        def __init__(self, fail_send: bool) -> None:
+            self.fail_send = fail_send
+
+        async def send(self, records: Any) -> list[asyncio.Future[None]]:
+            list(records)
+            if self.fail_send:
+                raise RuntimeError("producer closed")
+            return [_failing_future()]
+
+    items = [Inbound("turns", 2, off, b"c", b"{}") for off in (7, 9, 8)] + [Inbound("turns", 0, 3, b"d", b"{}")]
+    res = BatchResult(outputs=[Outbound("safety-alerts", b"c", b"{}", "safety_alert")])
+    for fail_send in (False, True):
+        rt = SimpleNamespace(sender=Sender(fail_send), processor=SimpleNamespace(reset_cache=lambda: None))
+        rt._send = Runtime._send.__get__(rt)
+        rt._deliver = Runtime._deliver.__get__(rt)
+
+        async def apply(res: BatchResult) -> None:
+            applied.append(res)
+
+        rt._apply = apply
+        rt.processor.process = lambda items, now, defer_closes: res
+        rt.audit = SimpleNamespace(ack=lambda f: None)
+        with pytest.raises(Exited) as exited:
+            asyncio.run(Runtime._run(rt, items, []))  # type: ignore[arg-type]
+        assert exited.value.code == EXIT_DELIVERY_FAILED == 75
+    assert applied == []  # no table write, so nothing says these turns were processed
+    crit = [r for r in caplog.records if r.levelname == "CRITICAL"]
+    assert len(crit) == 2 and "turns[0]@3, turns[2]@7-9" in crit[0].getMessage()
+    assert "without committing" in crit[0].getMessage()
+
+
+def test_a_judge_job_whose_records_cannot_be_delivered_stops_the_worker_unacked(monkeypatch: Any) -> None:
+    """A judge job's task used to die unseen on a failed delivery, its job never acked and its records
+    (a safety-gate alert among them) never sent until some later restart. Now the worker exits 75."""
+    import streams._faust.judge_agent as judging
+    from scorers.judges import JudgeConfig, JudgeTier, turn_job
+    from streams._faust.fatal import EXIT_DELIVERY_FAILED
+
+    codes = _no_exit(monkeypatch)
+    from _stream_helpers import synthetic
+
+    from scorers import exchanges_of
+
+    jobs = [turn_job(ex) for ex in exchanges_of(synthetic(1, 4, prefix="fail")[0])]
+    acked: list[int] = []
+
+    async def run_job(tier: Any, job: Any) -> list:
+        return []
+
+    async def deliver(outputs: Any) -> None:
+        await _failing_future()
+
+    class Stream:
+        def noack(self) -> Stream:
+            return self
+
+        async def events(self) -> Any:
+            for off, job in enumerate(jobs):
+                yield SimpleNamespace(
+                    message=SimpleNamespace(topic="jobs", partition=0, offset=off, value=job.model_dump_json().encode())
+                )
+            while agent._tasks:
+                await asyncio.sleep(0.01)
+
+        async def ack(self, event: Any) -> None:
+            acked.append(event.message.offset)
+
+    monkeypatch.setattr(judging, "run_job", run_job)
+    agent = judging.JudgeAgent(SimpleNamespace(), JudgeTier(JudgeConfig()), max_in_flight=4)
+    monkeypatch.setattr(agent, "_deliver", deliver)
+
+    asyncio.run(agent.consume(Stream()))
+    assert acked == []
+    assert codes == [EXIT_DELIVERY_FAILED] * len(jobs)

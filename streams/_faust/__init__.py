@@ -13,6 +13,7 @@ client Faust owns (``tests/test_faust_adapter.py`` checks both). Inside it:
 * ``acks`` — judge-job acks passed to Faust in offset order;
 * ``patches`` — the narrow replacements of Faust 0.15.3 methods (redelivery, fetch wait, high watermarks);
 * ``broker_watch`` — a worker's check that the broker did not lose its state;
+* ``fatal`` — a delivery that fails after aiokafka's retries stops the worker without a commit;
 * ``_versions`` — the exact versions all of this was verified against (checked when an app is created)
   and the list of internals it touches (the canary test reads it).
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 from ._versions import INTERNALS, VERIFIED, UnverifiedVersionError, check_versions
 from .audit import OffsetAudit
 from .broker_watch import EXIT_BROKER_STATE_LOST, BrokerWatch
+from .fatal import EXIT_DELIVERY_FAILED
 from .patches import REDELIVERED, fetched_highwaters
 from .runtime import Runtime, create_app, freeze_long_lived, run_worker
 from .sender import BatchSender, Record
@@ -29,6 +31,7 @@ from .store import FaustStore
 
 __all__ = [
     "EXIT_BROKER_STATE_LOST",
+    "EXIT_DELIVERY_FAILED",
     "INTERNALS",
     "REDELIVERED",
     "VERIFIED",

@@ -26,6 +26,7 @@ from ..observability import METRICS
 from ..settings import StreamSettings
 from .acks import OrderedAcks, Partition
 from .audit import OffsetAudit
+from .fatal import delivery_failed
 from .sender import BatchSender
 from .store import raw_topic
 
@@ -126,7 +127,10 @@ class JudgeAgent:
                 log.exception("judge job %s failed", job.job_id)
                 self.stats.failed += 1
                 records = error_records(self.tier, job, f"judge job failed: {exc!r}")
-            await self._deliver(records_outbound(records, job.metadata))
+            try:
+                await self._deliver(records_outbound(records, job.metadata))
+            except Exception as exc:  # unacked: the restarted worker runs the job again (from the cache)
+                delivery_failed(f"judge job {job.job_id} ({tp[0]}[{tp[1]}]@{offset})", exc)
             METRICS.judge_records(records)  # cost, tokens, judgments by status: once delivered
             await acks.done(tp, offset, item)
             self.stats.done += 1

@@ -21,7 +21,7 @@ import faust
 
 from schemas.topics import CONTROL, TURNS
 
-from .._core import BatchResult, CloseHook, Inbound, TurnProcessor, control_record, is_open
+from .._core import BatchResult, CloseHook, Inbound, Outbound, TurnProcessor, control_record, is_open
 from .._trim import Trimmer
 from ..broker import bootstrap_of, create_topics
 from ..observability import METRICS, event_timestamps, json_logging_config, start_health_server, turns_lag
@@ -29,6 +29,7 @@ from ..settings import META_TABLE, TURN_TABLE, StreamSettings
 from ..worker import READY_MARKER
 from ._versions import check_versions
 from .audit import OffsetAudit
+from .fatal import delivery_failed, inputs_of
 from .patches import highwaters_from_fetch, limit_fetch_wait, redeliver_instead_of_drop
 from .sender import BatchSender
 from .store import FaustStore, raw_topic
@@ -83,7 +84,7 @@ class Runtime:
     async def _run(self, items: list[Inbound], reread: Sequence[Inbound]) -> BatchResult:
         res = self.processor.process(items, time.time(), defer_closes=True)
         try:
-            await self._deliver(res)
+            await self._deliver(res, items)
         except BaseException:
             self.processor.reset_cache()
             raise
@@ -109,21 +110,30 @@ class Runtime:
                 # delivered by Faust later is a duplicate, counted as such, and scores nothing twice).
                 METRICS.observe_batch(res, [], time.time(), started)
 
-    async def _deliver(self, res: BatchResult) -> None:
+    async def _deliver(self, res: BatchResult, items: Sequence[Inbound]) -> None:
         """Send the batch's outputs and wait for their acknowledgement; closes are scored in between.
 
         Turn scores and alerts leave first: the producer's sender task needs three turns of the event
         loop to put them on the wire, and only then do the deferred checklists run (milliseconds each), so
         a batch that closes conversations does not hold back the scores and alerts of its other turns.
+        A delivery that fails stops the worker without a commit (:mod:`.fatal`).
         """
-        futs = await self.sender.send((o.topic, o.partition, o.key, o.value) for o in res.outputs)
+        futs = await self._send(res.outputs, items)
         if res.closes:
             for _ in range(3):
                 await asyncio.sleep(0)
-            closing = self.processor.finish_closes(res)
-            futs += await self.sender.send((o.topic, o.partition, o.key, o.value) for o in closing)
+            futs += await self._send(self.processor.finish_closes(res), items)
         if futs:
-            await asyncio.gather(*futs)
+            try:
+                await asyncio.gather(*futs)
+            except Exception as exc:
+                delivery_failed(inputs_of(items), exc)
+
+    async def _send(self, outputs: Sequence[Outbound], items: Sequence[Inbound]) -> list[asyncio.Future[Any]]:
+        try:
+            return await self.sender.send((o.topic, o.partition, o.key, o.value) for o in outputs)
+        except Exception as exc:
+            delivery_failed(inputs_of(items), exc)
 
     async def handle_naive(self, event: faust.EventT) -> None:
         """One event at a time, each output awaited on its own: the baseline the benchmark compares to."""
