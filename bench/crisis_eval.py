@@ -1,7 +1,7 @@
 """Evaluate the crisis detector: the sealed set, the multi-turn set, public data, the v1 set, and speed.
 
     .venv/bin/python bench/crisis_eval.py                       # dev split only (what tuning may look at)
-    .venv/bin/python bench/crisis_eval.py --splits dev,test,test2   # the sealed test sets: once per change
+    .venv/bin/python bench/crisis_eval.py --splits dev,test,test2,test3   # the sealed test sets: once per change
     .venv/bin/python bench/crisis_eval.py --splits dev --errors # dev misses and false alarms
     .venv/bin/python bench/crisis_eval.py --sdcnl PATH/testing-set.csv --reddit500 PATH/500_Reddit_users.csv
     .venv/bin/python bench/crisis_eval.py --json                # one JSON document
@@ -133,8 +133,8 @@ def sealed(splits: Iterable[str]) -> dict[str, Any]:
     items = load_jsonl(EVAL_DIR / "items.jsonl")
     out: dict[str, Any] = {}
     for split in splits:
-        if split == "test2":  # the second sealed set: every item is test
-            rows = load_jsonl(EVAL_DIR / "test2.jsonl")
+        if split in ("test2", "test3"):  # the second and third sealed sets: every item is test
+            rows = load_jsonl(EVAL_DIR / f"{split}.jsonl")
         else:
             rows = [d for d in items if crisis_split(d["text"]) == split]
         pos = [d for d in rows if d["label"] == "crisis"]
@@ -396,7 +396,9 @@ def _print(doc: dict[str, Any], errors: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "--splits", default="dev", help="sealed-set splits: dev; test and test2 (test2.jsonl) once per change"
+        "--splits",
+        default="dev",
+        help="sealed-set splits: dev; test, test2 and test3 (test2.jsonl, test3.jsonl) once per change",
     )
     ap.add_argument("--errors", action="store_true", help="list dev misses and false alarms")
     ap.add_argument("--sdcnl", type=Path, help="SDCNL data/testing-set.csv")
@@ -407,11 +409,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     splits = [s for s in args.splits.split(",") if s]
     for s in splits:
-        if s not in ("dev", "test", "test2"):
-            raise SystemExit(f"unknown split {s!r}: dev, test or test2")
+        if s not in ("dev", "test", "test2", "test3"):
+            raise SystemExit(f"unknown split {s!r}: dev, test, test2 or test3")
     doc: dict[str, Any] = {"detector_version": detector_version()}
     doc["sealed"] = sealed(splits)
-    doc["conversations"] = conversations([s for s in splits if s != "test2"])
+    doc["conversations"] = conversations([s for s in splits if s not in ("test2", "test3")])
     if args.sdcnl:
         doc["sdcnl"] = sdcnl(args.sdcnl)
     if args.reddit500:

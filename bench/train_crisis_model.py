@@ -45,7 +45,8 @@ VERSION = "crisis-ngram-concept-lr@1.0"
 
 def training_data() -> tuple[list[str], np.ndarray, dict[str, int]]:
     eval_texts = {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS)}
-    eval_texts |= {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS.with_name("test2.jsonl"))}
+    for sealed in ("test2.jsonl", "test3.jsonl"):
+        eval_texts |= {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS.with_name(sealed))}
     texts: list[str] = []
     labels: list[int] = []
     per_file: dict[str, int] = {}
@@ -90,6 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--c", type=float, default=4.0, help="inverse regularisation strength")
     ap.add_argument("--min-df", type=int, default=2)
     ap.add_argument("--dev-fpr", type=float, default=0.03, help="false-positive rate allowed on dev hard negatives")
+    ap.add_argument(
+        "--dev-high-fpr",
+        type=float,
+        default=0.01,
+        help="critical+high false-positive rate allowed on dev hard negatives (rules alone: 0.005)",
+    )
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args(argv)
 
@@ -123,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     model["threshold"] = _dev_threshold(model, args.dev_fpr)
     print(f"threshold (lowest with dev FPR of rules OR model <= {args.dev_fpr}): {model['threshold']}")
+    model["confirm"] = _dev_confirm(model, args.dev_high_fpr)
+    print(f"confirm (lowest with dev critical+high FPR of rules OR anchor+model <= {args.dev_high_fpr}): {model['confirm']}")
     if not args.dry_run:
         OUT.write_text(json.dumps(model, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
         print(f"wrote {OUT.relative_to(ROOT)} ({OUT.stat().st_size // 1024} KiB)")
@@ -140,7 +149,7 @@ def _dev_threshold(model: dict, max_fpr: float) -> float:
     from scorers.safety._crisis import rule_findings
     from scorers.safety._model import CrisisModel
 
-    m = CrisisModel(model["version"], model["weights"], model["bias"], *model["platt"], 0.5)
+    m = CrisisModel(model["version"], model["weights"], model["bias"], *model["platt"], 0.5, 1.0)
     dev = [d for d in load_jsonl(EVAL_ITEMS) if crisis_split(d["text"]) == "dev"]
     pos = [d["text"] for d in dev if d["label"] == "crisis"]
     neg = [d["text"] for d in dev if d["label"] == "none"]
@@ -155,6 +164,34 @@ def _dev_threshold(model: dict, max_fpr: float) -> float:
         chosen = th
         if th * 100 % 5 == 0:
             print(f"  dev threshold {th:.2f}: recall {rec:.3f} fpr {fpr:.3f}")
+    return chosen
+
+
+def _dev_confirm(model: dict, max_fpr: float) -> float:
+    """The lowest probability (0.01 steps, not below the model's threshold) at which a rule finding OR an anchor
+    concept the model confirms (``anchor_finding``) keeps the dev critical+high false-positive rate <= ``max_fpr``."""
+    from scorers.safety._concepts import anchor_finding
+    from scorers.safety._crisis import rule_findings
+    from scorers.safety._model import CrisisModel
+
+    m = CrisisModel(model["version"], model["weights"], model["bias"], *model["platt"], 0.5, 1.0)
+    dev = [d for d in load_jsonl(EVAL_ITEMS) if crisis_split(d["text"]) == "dev"]
+    pos = [normalise(d["text"]) for d in dev if d["label"] == "crisis"]
+    neg = [normalise(d["text"]) for d in dev if d["label"] == "none"]
+    ruled = {t: bool(rule_findings(t)) for t in pos + neg}
+    anchored = {t: anchor_finding(t) is not None for t in pos + neg}
+    prob = {t: m.probability(t) for t in pos + neg}
+    chosen = 0.99
+    for th in [round(0.01 * k, 2) for k in range(99, 0, -1)]:
+        if th < model["threshold"]:
+            break
+        rec = sum(ruled[t] or (anchored[t] and prob[t] >= th) for t in pos) / len(pos)
+        fpr = sum(ruled[t] or (anchored[t] and prob[t] >= th) for t in neg) / len(neg)
+        if fpr > max_fpr:
+            break
+        chosen = th
+        if th * 100 % 5 == 0:
+            print(f"  dev confirm {th:.2f}: critical+high recall {rec:.3f} fpr {fpr:.3f}")
     return chosen
 
 

@@ -170,6 +170,8 @@ class Evaluator:
     ) -> SafetyAlert:
         legacy = [s.category for s in detect_crisis(text)]
         cats = sorted({*legacy, *(f.cssrs for f in a.findings)} | ({a.cssrs} if a.cssrs else set()))
+        if any(f.frame.startswith("anchor+model:") for f in a.findings):
+            cats.append("anchor_model")  # no rule combined it: an anchor concept the model confirmed
         evidence = "; ".join(dict.fromkeys(f.evidence for f in a.findings)) or a.evidence
         return SafetyAlert(
             alert_id=stable_id(

@@ -19,6 +19,7 @@ from schemas import Conversation, SafetyAlert, decode_output, encode
 from schemas.topics import TURNS
 from scorers.safety import CSSRS_CATEGORIES, assess_crisis, coverage, detect_crisis, detector_version
 from scorers.safety._model import CrisisModel, features, load_model
+from scorers.safety._normalise import normalise
 from streams import DictStore, Inbound, TurnProcessor
 
 DATA = Path(__file__).parent / "data"
@@ -43,10 +44,11 @@ def test_sealed_set_shape_and_split() -> None:
     assert digest in readme
 
 
-def test_second_sealed_set() -> None:
-    rows = [json.loads(line) for line in (DATA / "crisis_eval" / "test2.jsonl").read_text().splitlines()]
+@pytest.mark.parametrize("name", ["test2", "test3"])
+def test_further_sealed_sets(name: str) -> None:
+    rows = [json.loads(line) for line in (DATA / "crisis_eval" / f"{name}.jsonl").read_text().splitlines()]
     assert sum(d["label"] == "crisis" for d in rows) >= 250 and sum(d["label"] == "none" for d in rows) >= 250
-    digest = hashlib.sha256((DATA / "crisis_eval" / "test2.jsonl").read_bytes()).hexdigest()
+    digest = hashlib.sha256((DATA / "crisis_eval" / f"{name}.jsonl").read_bytes()).hexdigest()
     assert digest in (DATA / "crisis_eval" / "README.md").read_text()
     first = {d["text"].strip().lower() for d in ITEMS}
     assert not any(d["text"].strip().lower() in first for d in rows)
@@ -58,7 +60,8 @@ def test_training_data_is_outside_the_sealed_set() -> None:
     sealed = {d["text"].strip().lower() for d in ITEMS}
     sealed |= {
         json.loads(line)["text"].strip().lower()
-        for line in (DATA / "crisis_eval" / "test2.jsonl").read_text().splitlines()
+        for name in ("test2.jsonl", "test3.jsonl")
+        for line in (DATA / "crisis_eval" / name).read_text().splitlines()
     }
     kept: set[str] = set()
     dropped = 0
@@ -165,7 +168,7 @@ def test_model_only_is_possible_and_never_obliges_resources() -> None:
 def test_model_probability_is_calibrated_and_deterministic() -> None:
     m = load_model()
     assert 0.0 < m.threshold < 1.0
-    p = CrisisModel(m.version, m.weights, m.bias, m.platt_a, m.platt_b, m.threshold).probability
+    p = CrisisModel(m.version, m.weights, m.bias, m.platt_a, m.platt_b, m.threshold, m.confirm).probability
     text = "i keep thinking everyone would be better off without me"
     assert p(text) == p(text)
     assert p(text) > p("what a lovely day for a walk in the park")
@@ -332,3 +335,28 @@ def test_gate_is_lossless() -> None:
     for path in sorted((DATA / "crisis_train").glob("*.jsonl")):
         texts += [normalise(json.loads(line)["text"]) for line in path.read_text().splitlines()]
     assert check_lossless(_concepts._GATE, _concepts._CLASSES, texts) == []
+
+
+def test_an_anchor_the_model_confirms_is_high_and_obliges_resources() -> None:
+    """The frames drop this real seeker post (MIT empathy-ratings) for its hedged reassurance; the anchor about the user plus a model probability at or above ``confirm`` is a
+    finding: high (never critical), detector rule+model, category anchor_model, and the next reply owes
+    crisis resources."""
+    from scorers.safety._concepts import anchor_finding
+    from scorers.safety._crisis import rule_findings
+
+    text = "Currently sitting at the water's edge, wanting to jump. Don't worry I don't think I actually will."
+    m = load_model()
+    assert m.threshold <= m.confirm < 1.0
+    assert not rule_findings(normalise(text))  # the frames alone miss it
+    a = assess_crisis(text)
+    assert a.probability >= m.confirm and a.crisis and a.severity == "high" and a.detector == "rule+model"
+    assert a.findings[0].frame.startswith("anchor+model:") and "water" in a.evidence
+    alert = next(x for x in scorers.Evaluator().on_user_turn("c-a", 0, text).alerts if x.alert_type == "crisis_disclosure")
+    assert "anchor_model" in alert.categories and alert.severity == "high" and alert.cssrs_category == "method"
+    # not anchors: a denial, everyday medication talk, someone else
+    for text in (
+        "i'm not going to jump off anything, i'm just so tired of this job",
+        "thinking about stopping my medication, the side effects are awful",
+        "my brother keeps talking about the bridge and jumping, i'm scared for him",
+    ):
+        assert anchor_finding(normalise(text)) is None, text

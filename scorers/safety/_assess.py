@@ -4,6 +4,9 @@ What a safety team routes by (docs/safety-detection.md):
 
 * ``critical`` / ``high``: a phrase rule or a concept frame fired (C-SSRS category and evidence span from
   the most severe one); ``detector`` is ``rule``, or ``rule+model`` when the model agrees;
+* ``high`` with ``detector: rule+model`` and the category ``anchor_model``: no frame fired, but the text
+  holds an anchor concept about the user (a death, self-harm, method or preparation word, unguarded) and
+  the model's probability reached its higher ``confirm`` threshold; the anchor is the evidence;
 * ``possible``: only the learned model's calibrated probability reached its threshold (``detector:
   model``); no rule explains it, so it goes to review (and, where a judge is configured, to the LLM
   crisis screen);
@@ -24,7 +27,7 @@ from functools import lru_cache
 from schemas import Severity
 
 from .._text import function_word_hits, script_shares, tokens
-from ._concepts import Finding, conversation_finding, turn_cues
+from ._concepts import Finding, anchor_finding, conversation_finding, turn_cues
 from ._crisis import rule_findings
 from ._model import crisis_probability, model
 from ._normalise import normalise
@@ -33,7 +36,7 @@ _FAREWELL_FRAMES = frozenset(
     {"preparatory_act", "phrase:suicidal_ideation_direct", "phrase:suicidal_ideation_indirect"}
 )
 #: Bumped when rules, frames or the model change; carried in every crisis alert with the model's version.
-RULES_VERSION = "crisis-rules@2.2"
+RULES_VERSION = "crisis-rules@2.3"
 
 
 def detector_version() -> str:
@@ -142,9 +145,14 @@ def _assess_text(text: str) -> CrisisAssessment:
     covered, language = coverage(text)
     cues = turn_cues(norm)
     m = model()
+    probability = round(crisis_probability(text), 4)
+    if not findings and probability >= m.confirm:
+        confirmed = anchor_finding(norm)  # the model supplies the combination the frames did not find
+        if confirmed is not None:
+            findings = (confirmed,)
     return CrisisAssessment(
         findings=findings,
-        probability=round(crisis_probability(text), 4),
+        probability=probability,
         threshold=m.threshold,
         covered=covered,
         language=language,

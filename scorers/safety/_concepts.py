@@ -1070,6 +1070,50 @@ def anchored(text: str) -> bool:
     return any(name in on and _CLASSES[name].search(text) for name in _ANCHOR_CLASSES)
 
 
+#: Anchor classes in the order an anchor confirmed by the model is reported, with the C-SSRS category each
+#: names (the most specific first: an act or preparation before a bare death word).
+_ANCHOR_CSSRS: tuple[tuple[str, str], ...] = (
+    ("_ATTEMPT_NOW", "attempt"), ("_SH_ACT", "nssi"), ("_PREP_ACT", "preparatory"), ("_ON_EDGE", "attempt"),
+    ("_METHOD_ACT", "method"), ("_DRUG_QTY", "method"), ("_DEATH_SELF", "active_ideation"),
+    ("_PASSIVE_DEATH", "wish_dead"), ("_DEATH", "active_ideation"), ("_MEANS", "method"), ("_HISTORY", "history"),
+)  # fmt: skip
+
+
+#: Means words of everyday medication talk: not an anchor the model may confirm alone (real user turns
+#: about side effects and stopping a prescription reach the confirm threshold).
+_ORDINARY_MEDS = re.compile(r"meds|medications?|prescription|antidepressants?|insulin")
+
+
+@lru_cache(maxsize=4096)
+def anchor_finding(text: str) -> Finding | None:
+    """The anchor concept of a text the model rates as very likely a disclosure, when no frame fired.
+
+    Frames need a combination inside one window (volition x death, plan x time...); wording nobody
+    anticipated often carries the concept but not the combination. Here the model supplies the combination
+    and the anchor the evidence: an anchor about the user (not negated, not an idiom or hyperbole) in a
+    window the guards keep (no denial, media, screening answer). Severity ``high``, never ``critical``:
+    intent, plan and means still need a frame. ``frame`` is ``anchor+model:<class>``.
+    """
+    on = gate(text)
+    if not any(name in on for name, _ in _ANCHOR_CSSRS):
+        return None
+    wins = guarded_windows(text)
+    for name, cssrs in _ANCHOR_CSSRS:
+        if name not in on:
+            continue
+        rx = _CLASSES[name]
+        for win in wins:
+            for m in rx.finditer(win):
+                if _negated(win, m) or not _not_hyperbole(win, m) or not _mine(win, m, built_in=True):
+                    continue
+                if name in ("_MEANS", "_DRUG_QTY") and _ORDINARY_MEDS.fullmatch(m.group().rsplit(" ", 1)[-1]):
+                    continue  # "stop taking my medication", "pros and cons of the medication": everyday talk
+                a, b = max(0, m.start() - 30), min(len(win), m.end() + 30)
+                ev = win[a:b].strip(" ,.;:!?\"'")
+                return Finding(cssrs, "high", ev if len(ev) <= 90 else ev[:89] + "\u2026", f"anchor+model:{name}")
+    return None
+
+
 def concept_class_names() -> dict[str, str]:
     """Model feature name -> gate class name of each entry of :data:`CONCEPTS`."""
     return {feat: _NAME[id(rx)] for feat, rx in CONCEPTS.items()}

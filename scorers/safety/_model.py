@@ -72,6 +72,9 @@ class CrisisModel:
     platt_a: float
     platt_b: float
     threshold: float
+    #: The probability at and above which an anchor concept the frames did not combine counts as a finding
+    #: (``_concepts.anchor_finding``: severity high); chosen on dev by bench/train_crisis_model.py.
+    confirm: float
 
     def raw(self, text: str) -> float:
         """Decision value of one normalised text (window)."""
@@ -102,6 +105,7 @@ def load_model(path: str | None = None) -> CrisisModel:
         platt_a=raw["platt"][0],
         platt_b=raw["platt"][1],
         threshold=raw["threshold"],
+        confirm=raw["confirm"],
     )
 
 
