@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     model["threshold"] = _dev_threshold(model, args.dev_fpr)
     print(f"threshold (lowest with dev FPR of rules OR model <= {args.dev_fpr}): {model['threshold']}")
     model["confirm"] = _dev_confirm(model, args.dev_high_fpr)
-    print(f"confirm (lowest with dev critical+high FPR of rules OR anchor+model <= {args.dev_high_fpr}): {model['confirm']}")
+    print(f"confirm (lowest with dev crit+high FPR of rules OR anchor+model <= {args.dev_high_fpr}):", model["confirm"])
     if not args.dry_run:
         OUT.write_text(json.dumps(model, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
         print(f"wrote {OUT.relative_to(ROOT)} ({OUT.stat().st_size // 1024} KiB)")

@@ -338,9 +338,9 @@ def test_gate_is_lossless() -> None:
 
 
 def test_an_anchor_the_model_confirms_is_high_and_obliges_resources() -> None:
-    """The frames drop this real seeker post (MIT empathy-ratings) for its hedged reassurance; the anchor about the user plus a model probability at or above ``confirm`` is a
-    finding: high (never critical), detector rule+model, category anchor_model, and the next reply owes
-    crisis resources."""
+    """The frames drop this real seeker post (MIT empathy-ratings) for its hedged reassurance; the anchor
+    about the user plus a model probability at or above ``confirm`` is a finding: high (never critical),
+    detector rule+model, category anchor_model, and the next reply owes crisis resources."""
     from scorers.safety._concepts import anchor_finding
     from scorers.safety._crisis import rule_findings
 
@@ -351,7 +351,8 @@ def test_an_anchor_the_model_confirms_is_high_and_obliges_resources() -> None:
     a = assess_crisis(text)
     assert a.probability >= m.confirm and a.crisis and a.severity == "high" and a.detector == "rule+model"
     assert a.findings[0].frame.startswith("anchor+model:") and "water" in a.evidence
-    alert = next(x for x in scorers.Evaluator().on_user_turn("c-a", 0, text).alerts if x.alert_type == "crisis_disclosure")
+    alerts = scorers.Evaluator().on_user_turn("c-a", 0, text).alerts
+    alert = next(x for x in alerts if x.alert_type == "crisis_disclosure")
     assert "anchor_model" in alert.categories and alert.severity == "high" and alert.cssrs_category == "method"
     # not anchors: a denial, everyday medication talk, someone else
     for text in (
