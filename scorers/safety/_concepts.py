@@ -63,11 +63,26 @@ _THIRD = _rx(
     r"brother|sister|mum|mom|dad|husband|wife|partner|boyfriend|girlfriend|students?|everyone|everybody|"
     r"guys|grandad|grandpa|grandma|nan|uncle|aunt|cousin|trespasser|passenger|stranger|coworkers?|colleagues?|"
     r"classmates?|flatmates?|roommates?|"
-    r"(?:a|the) (?:man|woman|guy|girl|boy|kid|person|customer|teen|teenager)|my (?!own\b|life\b|self\b|death\b|"
-    r"funeral\b|"
-    r"body\b|head\b|mind\b|brain\b|thoughts?\b|plan\b|arms?\b|wrists?\b|legs?\b|thighs?\b|skin\b|note\b|"
-    r"letters?\b|meds\b|pills\b|tablets\b|way\b|choice\b|mind's\b|last\b|first\b|second\b|third\b|"
-    r"previous\b|suicide\b|attempt\b|stash\b|prescription\b|whole\b)[a-z']+"
+    r"(?:a|the) (?:man|woman|guy|girl|boy|kid|person|customer|teen|teenager)|"
+    # "my" + a person (not "my house", "my drawer", "my shift": those are still the user's own sentence)
+    r"my (?:ex|ex-\w+|boss|teacher|therapist|counsel+or|doctor|gp|nurse|bestie|bff|bf|gf|neighbou?rs?|landlord|"
+    r"manager|coach|pastor|priest|vicar|imam|rabbi|niece|nephew|step\w+|grand\w+|kids?|child|children|babies|baby|"
+    r"twins?|parents?|family|fam|mother|father|in-laws?|\w+-in-law|fianc\w*|spouse|team|crew|class|pupils?|"
+    r"patients?|clients?|colleagues?|coworkers?|co-workers?|flatmates?|roommates?|housemates?|classmates?|mates?|"
+    r"friends?|mums?|moms?|mummy|mommy|mam|ma|papa|pa|dads?|daddy|nan|nana|gran|granny|auntie|aunty|aunt|uncle|"
+    r"cousins?|brothers?|sisters?|sis|bro|husband|wife|partner|boyfriend|girlfriend|son|daughter|hubby|missus|"
+    r"lad|bestfriend|best friend|old man|old lady|sibling\w*|relatives?|godson|goddaughter|ward|tenant|students?|"
+    r"supervisor|teenager|tutor|lecturer|professor|host \w+|"
+    # things that "die" or get "killed" in everyday talk: a death word after them is theirs
+    r"cat|dog|pets?|puppy|kitten|hamster|rabbit|bunny|fish|bird|parrot|horse|pony|plants?|garden|flowers|phone|"
+    r"battery|laptop|computer|pc|car|bike|van|campervan|social life|leaflet|career|business|marriage|relationship|"
+    r"hopes|dreams|account|bank account|social battery|vibe|streak)\b"
+)
+#: Someone else's death or suicide named in the window (a generic question about it is not about the user).
+_THIRD_DEATH = re.compile(
+    r"\b(?:he|she|they|his|her|their|my (?:friend|brother|sister|mum|mom|dad|father|mother|son|daughter|uncle|"
+    r"aunt|cousin|husband|wife|partner|boyfriend|girlfriend)|the (?:character|victim|patient|man|woman))\b"
+    r"(?: \w+){0,4} (?:killed|hanged|hung|committed|died|took (?:his|her|their) (?:own )?life)"
 )
 _CLAUSE_BREAK = re.compile(r"[.!?;,\n]|\b(?:but|though|although|however|because|cause|so|and then)\b")
 
@@ -122,12 +137,23 @@ _DEATH_SELF = _rx(
     r"kill(?:ing|ed)? (?:in )?my ?self|kms|kys|ctb|unaliv\w* (?:my ?self|me)|unaliv\w*|sewerslide|"
     r"end(?:ing)? (?:my ?self|me)|finish(?:ing)? (?:my ?self|me) off|off(?:ing)? my ?self|top(?:ping)? my ?self|"
     r"end(?:ing)? my (?:own )?life|tak(?:e|ing) my (?:own )?life|my (?:own )?(?:suicide|death|funeral)|"
+    r"finish(?:ing)? my (?:own )?life|do(?:ing)? myself in|end(?:ing)? myself|"
     r"(?:i'm|im|i am|been|feel|feeling|felt|get|getting) (?:so |really |very |pretty |kinda |a bit |"
     r"a little )?sui?ci?d(?:al|ial)|sui thoughts|suicidal thoughts|thoughts of suicide|"
+    r"(?:lowkey|low key|highkey|lowk|lwk|lowkey kind of|kind of|hella|mad|so|super|very|really|still|pretty) "
+    r"suicidal|suicidal (?:af|asf|rn|today|tonight|again|lately|atm|these days|all (?:day|week)|ngl|lol|fr)|"
+    r"(?<!if i )(?<!whether i )(?<!if you )(?:was|were|went|got) (?:so |really |very |badly |severely |pretty |"
+    r"quite |kind of )?suicidal|"
+    r"think(?:ing)? (?:about|of|abt) suicide|"
     r"(?:better off|happier|easier|fine|move on|carry on|go on|manage|cope) without me|"
     r"(?:when|after|once|for when) (?:i'?m|im|i am) gone(?! someday| one day| eventually| in the future)|"
     r"once it'?s too late|"
-    r"go(?:ing)? through with it|get it right this time|take myself out(?! to| for| on)|by my own hand|no more me|"
+    r"go(?:ing)? through with (?:it|the suicide|suicide|killing myself|ending it)|get it right this time|"
+    r"talk me out of (?:suicide|killing myself|ending it|ending my life|doing it)|one less of me|"
+    r"(?:won't|wont|will not) be an? (?:me\b|(?:january|february|march|april|may|june|july|august|september|"
+    r"october|november|december|christmas|xmas|easter|eid|diwali|birthday|summer|winter|spring|autumn|next year|"
+    r"new year|tomorrow|future) for me)|"
+    r"take myself out(?! to| for| on)|by my own hand|no more me|"
     r"make sure (?:i don't|i do not|i never) (?:see|wake|make it)|(?:won't|will not|wont) (?:see|make it to) "
     r"(?:eid|christmas|xmas|easter|next|another|my|the end)|not planning on (?:coming|driving|going|walking) back|"
     r"rest for good|(?:i'?m|i am|im) (?:going to|gonna) (?:do it|try) again|(?:this time|tonight) i'?m "
@@ -141,6 +167,7 @@ _DEATH = _rx(
     r"everything|things)|not (?:be |being )?(?:here|around|alive)|no longer (?:be )?(?:here|around|alive)|"
     r"(?:not|never|don't|didn't|won't|wouldn't) (?:wake|waking) up|stop (?:existing|breathing|living)|"
     r"cease to exist|not exist\w*|sleep forever|long sleep|eternal (?:sleep|rest)|at rest|rest forever|"
+    r"sleep (?:to )?be permanent|sleep (?:that )?(?:lasts|is) (?:forever|permanent)|"
     r"(?:be|go|gone|disappear\w*|vanish\w*) (?:forever|for good|permanently)|be gone|"
     r"leave (?:this|the) (?:world|earth|life)|leaving (?:this|the) world|"
     r"(?:tried|try|want|wanted|wanting|going|plan|planning) to leave early(?! from| to| for)|check(?:ing)? out|"
@@ -262,6 +289,19 @@ _WISH = _rx(
     r"not mind|wouldn't care|don't care|not care|glad|grateful|relief|relieved|happy|happily|fine with|ok with|"
     r"okay with|wouldn't argue|won't argue|nice|easier|better off|better|rather|envy|jealous"
 )
+# Events that would end the user's life without their act: hoped for, they are a passive death wish
+# ("part of me is hoping the plane goes down", "i've started hoping the lump is malignant").
+_HARM_EVENT = _rx(
+    r"(?:plane|flight|ferry|bus|train|car|lift|elevator) (?:\w+ )?(?:goes|go|went|going) down|(?:plane|flight) "
+    r"(?:crash\w*|falls?|fell)|(?:it|plane|we|car|bus) crash(?:es|ed)?|turbulence is (?:the )?real|"
+    r"(?:tumou?r|cancer|lump|scan|biopsy|it) (?:is|was|'s|comes?|came|would be|will be) (?:back|malignant|"
+    r"terminal|cancer)|(?:is|be|was) malignant|an? (?:aneurysm|heart attack|stroke|clot)|(?:takes|take|took|"
+    r"carries|carry|gather|gathers|finish\w*|get|gets) me (?:off|up|out of here|before|away|already|now|soon|"
+    r"in my sleep)|finishes me|(?:clipped|rolled over|ran over|runs over|hit|hits) me|(?:a |the )?(?:real|"
+    r"actual) fire|(?:don't|didn't|dont|didnt|never|not) (?:make it|wake up|come home)|to (?:not|never) wake|"
+    r"(?:the weather|the sea|the storm|it) (?:turns and )?takes me|get me out of here|"
+    r"(?:illness|disease|infection|virus|dengue|covid|drink|drinking) (?:\w+ )?(?:takes|take|finish\w*|kills?) me"
+)
 _WANT = _rx(
     r"want\w*|wanna|need to|going to|gonna|imma|i'mma|ima|about to|ready to|ready|decided|decide|deciding|will|'ll|"
     r"intend\w*|mean to|have to|should just|might just|could just|urges?|tempt\w*|craving|can't wait to|"
@@ -323,7 +363,12 @@ _PREP_ACT = _rx(
     r"children) (?:for me|when i|after)|"
     r"(?:won't|wont|will not) (?:need|be needing) (?:it|them|these|this|my|any)|"
     r"(?:research|researched|researching|looked up|googled|looking up|reading up)(?: on)? (?:\w+ ){0,3}?(?:how "
-    r"many|which|how much|how long|how high|what to take|the best way|ways to)"
+    r"many|which|how much|how long|how high|what to take|the best way|ways to)|"
+    # pills gathered covertly, or from several chemists
+    r"(?:every|different|several|three|two|four|a few|other|multiple) (?:chemists?|pharmac\w+)|"
+    r"chemists? (?:don't|that don't|won't) (?:limit|ask)|without (?:the pharmacist|the chemist) (?:asking|noticing)|"
+    r"(?:saving|saved|collecting|collected|stockpil\w+|hoarding|hoarded|hiding|hid|squirrel\w*) (?:up )?(?:\w+ )?"
+    r"(?:pills|tablets|meds|them) (?:\w+ ){0,3}?(?:for|in|under|inside|behind|now|away)"
 )
 _LETHAL_Q = _rx(
     r"how many|how much|how high|how far|how deep|how long (?:does|would|will|did|do|until)|which (?:bridge|"
@@ -333,6 +378,27 @@ _LETHAL_Q = _rx(
     r"painless\w*|quickest|fastest|easiest|surest|most reliable|least painful|does it hurt|would it hurt|"
     r"is it painful|enough to|surviv\w*|actually work|still work|work or|be sure|to be sure|odds|"
     r"more likely|guarantee\w*|arteries|artery"
+)
+# Dying as a generic act a question asks about ("the most painless way to kill yourself", "jumping or hanging").
+_GENERIC_DEATH = _rx(
+    r"kill (?:your|one|them)sel(?:f|ves)|end (?:your|one's|a person's|someone's) (?:own )?life|off yourself|"
+    r"hang yourself|commit suicide|painless (?:way|method|death|exit|option)s?|(?:way|ways|method|methods) to die|"
+    r"(?:jumping|hanging|pills|an overdose|drowning|a gun) or (?:jumping|hanging|pills|an overdose|drowning|a gun)"
+)
+# How a question about a generic way of dying asks: how to, which works, what hurts least.
+_HOW_Q = _rx(
+    r"how (?:to|do you|do i|does one|would (?:you|i|someone|one)|can (?:you|i|someone))|(?:best|easiest|quickest|"
+    r"fastest|surest|simplest|cleanest|least painful|most painless|most reliable|most effective|painless) "
+    r"(?:way|method|option)s?|which (?:is|one is|method is|way is) (?:more|most|less|least|better|quicker|faster)|"
+    r"(?:most|more) reliable|least painful|painless|does it hurt|would it hurt|is it painful|googl\w*|"
+    r"look(?:ing|ed)? up|search(?:ing|ed)? (?:for|up)|research(?:ing|ed)?"
+)
+#: The user saying a question is about themselves ("asking for myself", "it's been on my mind").
+_ASKING_FOR_ME = re.compile(
+    r"\b(?:asking (?:for|about) (?:myself|me)|not hypothetically|(?:been|it's been|its been|keeps? (?:being|coming))"
+    r" (?:on|in|into) my (?:mind|head)|i keep (?:thinking|coming back|reading|wondering|staring|looking at)|"
+    r"keep thinking about (?:it|this|that)|been thinking about (?:it|this|that)|i think about (?:it|that|this) "
+    r"(?:a lot|every|all)|asking bc i|asking because i|for me not (?:for )?(?:anyone|someone) else)\b"
 )
 _SH_ACT = _rx(
     r"(?:cut|cuts|cutting|cutted|slice|sliced|slicing|slash\w*|carv\w*|scratch\w*|burn\w*|hit|hitting|punch\w*|"
@@ -441,14 +507,20 @@ _DENY = re.compile(
     r"(?:nobody|no one) (?:needs|has|have) to worry about me|"
     r"zero (?:thoughts?|intention|plans?|desire|urges?))\b(?:\W+\w+){0,5}?\W+(?:suicid\w*|self[- ]?harm\w*|"
     r"going to (?:do|hurt|kill)|hurt\w* myself|kill\w* myself|harm\w* myself|want\w* to die|to die|in danger|"
-    r"at risk|unsafe|a danger|end (?:it|my life)|death|dying)"
+    r"at risk|unsafe|a danger|in any danger|end\w* (?:it|my life)|death|dying)"
     r"|\b(?:suicidal|suicide|self[- ]?harm\w*)[,.]? (?:no|nope|never|not really|not at all)\b"
+    # the concept first, the denial after: "the thought of killing myself has never crossed my mind",
+    # "self-harm isn't something i've ever done", "suicidal thoughts? i don't have any"
+    r"|\b(?:suicid\w*|self[- ]?harm\w*|kill\w* myself|end\w* my life|hurt\w* myself)(?:\W+\w+){0,4}?\W+"
+    r"(?:(?:has|have) (?:\w+ )?never (?:crossed|entered|been)|(?:isn't|is not|wasn't|was not) something i'?ve ever|"
+    r"i (?:don't|do not) have any|i (?:haven't|have not) had any|none at all)"
 )
 _DENY_BUT = re.compile(r"\b(?:but|except|yet|although|though)\b")
 #: "i can't promise i won't hurt myself" is not a denial.
 _DENY_HEDGE = re.compile(r"\b(?:promise|sure|know if|know whether|guarantee|trust myself)\W+$")
 _ACTIVITY = _rx(
-    r"climb\w*|bouldering|belay|abseil\w*|rappel\w*|sail\w*|boat|camping|hik\w*|trail|scenic|the view|views|"
+    r"climb\w*|bouldering|harness\w*|safety (?:line|rope)|belay|abseil\w*|rappel\w*|sail\w*|boat|camping|hik\w*|"
+    r"trail|scenic|the view|views|"
     r"photos?|pictures|tourist|sightseeing|bungee|skydiv\w*|parachute|diving|dive|swim(?:ming)? (?:lessons|"
     r"practice|club|laps)|pool|beach|surf\w*|kayak\w*|fishing|hunt\w*|deer|range|target|clay|cook\w*|chopp\w*|"
     r"kitchen|recipe|dinner|onions?|chef|bak\w*|steak|garden\w*|weeds?|lawn|hedge|rope ladder|tire swing|"
@@ -609,9 +681,19 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
                     win,
                 )
             )
+            # a question about means, and elsewhere in the text the user says it is about them
+            or (means and _ASKING_FOR_ME.search(ctx))
         )
     ):
         add(Finding("method", "critical", _ev(win, q, act or d or means), "lethal_question"))
+
+    # a question about a generic way of dying: no "me" needed ("what's the most painless way to kill yourself?"),
+    # only no activity, grief or media (the window guards) and not someone else's death
+    gd = g(_GENERIC_DEATH).search(win)
+    if gd and not activity and not grief and _not_hyperbole(win, gd) and not _negated(win, gd):
+        hq = g(_HOW_Q).search(win)
+        if hq and not _THIRD_DEATH.search(win):
+            add(Finding("method", "critical", _ev(win, hq, gd), "lethal_question_generic"))
 
     if core is not None and not _negated(win, core):
         ev = (core,)
@@ -637,6 +719,20 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
             add(Finding("active_ideation", "high", _ev(win, selfdeath), "death_self"))
         if act and g(_ACQUIRED).search(win):
             add(Finding("preparatory", "critical", _ev(win, act), "method_ready"))
+
+    # an event that would end the user's life, hoped for or welcomed ("hoping the plane goes down")
+    ev_ = g(_HARM_EVENT).search(win)
+    if (
+        ev_
+        and wish
+        and not grief
+        and not activity
+        and _not_idiom(win, ev_)
+        and not _negated(win, ev_)
+        and _mine(win, wish)
+        and wish.start() < ev_.end() + 40
+    ):
+        add(Finding("wish_dead", "high", _ev(win, wish, ev_), "hoped_harm"))
 
     # passive death welcomed, with the user as its object
     pd = g(_PASSIVE_DEATH).search(win)
@@ -776,7 +872,8 @@ _ANSWER_WITHDRAWN = re.compile(r"\b(?:was a lie|i lied|lying|not true|but actual
 _RETRACT = re.compile(
     r"\b(?:i meant (?:from|about|as|it as|in the sense)|it was about|was about (?:my|a|the)|as a joke|was a joke|"
     r"(?<!not )(?<!no )(?<!not even )(?:joking|jk|just kidding)|not literally|figure of speech|is how we talk|"
-    r"the post was about)\b"
+    r"the post was about|i meant (?:like )?(?:with|from) (?:embarrassment|cringe|\w+ing)|(?:from|of|with) "
+    r"(?:cringe|embarrassment)|i (?:only )?said (?:that|it|\"?i want to die\"?) (?:bc|because|cos|cause) i)\b"
 )
 
 
@@ -1045,7 +1142,7 @@ _NEVER = re.compile(r"(?!)")
 #: Classes at least one of which every frame needs; a text with none of them has no finding.
 _ANCHOR_CLASSES: tuple[str, ...] = (
     "_ATTEMPT_NOW", "_PASSIVE_DEATH", "_DEATH_SELF", "_DEATH", "_METHOD_ACT", "_MEANS", "_DRUG_QTY", "_ON_EDGE",
-    "_PREP_ACT", "_HISTORY", "_SH_ACT",
+    "_PREP_ACT", "_HISTORY", "_SH_ACT", "_GENERIC_DEATH", "_HARM_EVENT",
 )  # fmt: skip
 
 
