@@ -144,6 +144,10 @@ class Timeouts:
     inactivity: float = 300.0
     reorder: float = 1.0
     tombstone_ttl: float = 600.0
+    #: An open conversation's decoded history is dropped from the processor's cache after this long without
+    #: a turn (it is rebuilt from the tables at its next turn): a conversation waiting for its user then
+    #: costs its buffered bytes, not also their decoded objects (docs/benchmarks.md, "2026-11-26").
+    history_idle: float = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -523,6 +527,7 @@ class _History:
     messages: Transcript
     scores: list[TurnSummary]
     context: TurnContext | None
+    touched: float = 0.0  # the ``now`` of the last batch that used it (idle ones are dropped by ``due``)
 
 
 def _message(entry: BufferedTurn, turn_index: int) -> Message:
@@ -561,6 +566,7 @@ class TurnProcessor:
         self.timeouts = timeouts or Timeouts()
         self.close_hooks = list(close_hooks)
         self._history: dict[str, _History] = {}
+        self._now = 0.0
         self.stats = Stats()
 
     # -- public ---------------------------------------------------------------------------------------
@@ -573,6 +579,7 @@ class TurnProcessor:
         table writes are complete either way; only the ``conversation_score`` records (and close-hook
         outputs) wait.
         """
+        self._now = now
         batch = _Batch(self.store)
         res = BatchResult()
         for item in items:
@@ -660,8 +667,9 @@ class TurnProcessor:
             due = stored_due(value, now, self.timeouts)
             if due is not None:
                 out.append((cid, *due))
-        for cid in [c for c in self._history if c not in live]:
-            del self._history[cid]  # partition moved away or closed elsewhere
+        idle = now - self.timeouts.history_idle
+        for cid in [c for c, h in self._history.items() if c not in live or h.touched < idle]:
+            del self._history[cid]  # partition moved away, closed elsewhere, or idle (rebuilt when needed)
         return out
 
     # -- events ---------------------------------------------------------------------------------------
@@ -870,9 +878,10 @@ class TurnProcessor:
         """The cached processed history, rebuilt from the tables when it does not match ``meta``."""
         h = self._history.get(cid)
         if h is not None and h.version == meta.version:
+            h.touched = self._now
             return h
         ctx = TurnContext.model_validate(meta.context) if meta.context else None
-        h = _History(version=meta.version, messages=Transcript(), scores=[], context=ctx)
+        h = _History(version=meta.version, messages=Transcript(), scores=[], context=ctx, touched=self._now)
         chunks: dict[str, Wire | None] = {}  # each chunk read (and, from the Faust store, decoded) once
         for i in ranges_iter(meta.ranges):
             if i > meta.done:

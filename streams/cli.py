@@ -97,7 +97,10 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         batch_max=args.batch_max,
         batch_within=args.batch_within,
         timeouts=Timeouts(
-            inactivity=args.inactivity_timeout, reorder=args.reorder_timeout, tombstone_ttl=args.tombstone_ttl
+            inactivity=args.inactivity_timeout,
+            reorder=args.reorder_timeout,
+            tombstone_ttl=args.tombstone_ttl,
+            history_idle=args.history_idle,
         ),
         timer_interval=args.timer_interval,
         naive=args.naive,
@@ -255,6 +258,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--inactivity-timeout", type=float, default=300.0, help="close a silent conversation (s)")
     p.add_argument("--reorder-timeout", type=float, default=1.0, help="max wait for a missing turn (s)")
     p.add_argument("--tombstone-ttl", type=float, default=600.0, help="how long a closed id ignores turns (s)")
+    p.add_argument(
+        "--history-idle", type=float, default=30.0, help="drop an idle open conversation's decoded history (s)"
+    )
     p.add_argument("--timer-interval", type=float, default=0.5, help="inactivity sweep interval (s)")
     p.add_argument("--naive", action="store_true", help="per-event agent without batching (benchmark baseline)")
     p.add_argument(

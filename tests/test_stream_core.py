@@ -351,3 +351,40 @@ def test_transcript_keeps_turn_order_whatever_the_arrival_order() -> None:
     assert [m.turn_index for m in t] == list(range(10)) and len(t) == 10 and t[-1].text == "9"
     assert [m.turn_index for m in t.before(4)] == [0, 1, 2, 3]
     assert [m.turn_index for m in t.before(20)] == list(range(10)) and list(t.before(0)) == []
+
+
+def test_idle_history_is_dropped_and_rebuilt_with_identical_records() -> None:
+    """An open conversation without a turn for ``history_idle`` seconds keeps its buffered turns in the
+    tables but not their decoded copy in the processor; its next turns rebuild it and score exactly as
+    the batch path does."""
+    convs = synthetic(4, 10)
+    h = Harness(Timeouts(history_idle=30.0, inactivity=300.0))
+    events = [(c, e) for c in convs for e in _turn_events(c)]  # in conversation order
+    first = [e for _, e in events if orjson.loads(e[1])["turn_index"] < 5]
+    rest = [e for _, e in events if orjson.loads(e[1])["turn_index"] >= 5]
+    h.feed(first, now=1000.0)
+    assert len(h.proc._history) == len(convs)
+    h.tick(1020.0)  # idle 20 s: kept
+    assert len(h.proc._history) == len(convs)
+    h.tick(1031.0)  # idle 31 s: dropped, the conversations still open
+    assert h.proc._history == {} and sum(is_open(m) for _, m in h.store.metas()) == len(convs)
+    h.feed(rest, now=1032.0)
+    _assert_matches_batch(h, convs, "end_flag")
+
+
+def test_kept_turn_chunks_are_exact_size_bytes() -> None:
+    """orjson's output keeps a heap block of at least 4 KB whatever its length; a chunk held in the turns
+    table is copied to its exact size (streams._faust.store.compact_dumps)."""
+    import tracemalloc
+
+    from streams._faust.store import compact_dumps
+
+    chunk = {str(i): {"r": "user", "t": "I can't sleep since the move and evenings are lonely."} for i in range(16)}
+    size = len(orjson.dumps(chunk))
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    kept = [compact_dumps(chunk) for _ in range(200)]
+    per = (tracemalloc.get_traced_memory()[0] - base) / len(kept)
+    tracemalloc.stop()
+    assert kept[0] == orjson.dumps(chunk)
+    assert per <= 1.2 * size + 64, (per, size)  # plain orjson.dumps: ~4 KB more per chunk on orjson 3.13
