@@ -6,6 +6,10 @@ once, none ended), in batches of ``--batch`` events with the writes applied afte
 does. tracemalloc measures what is allocated and still live afterwards: the store's two tables plus the
 processor's history cache, over a baseline taken after a warm-up run (module caches, compiled patterns).
 
+``--store faust``: the worker's own store, a :class:`streams._faust.FaustStore` over two Faust memory tables
+(buffered turns kept as bytes), instead of the plain dict store. The figure after ``--history-idle`` seconds
+without a turn is printed too (the processor then drops its decoded copy of each conversation's history).
+
 ``--recovered``: before the last turn of each conversation, every table value goes through an orjson round trip
 and the history cache is dropped, as in a worker that has just recovered its tables from the changelog.
 
@@ -14,7 +18,7 @@ machine is shared), once with the evaluator and once with its results memoized b
 the processor's own cost (decode, state, encode).
 
     .venv/bin/python bench/processor_memory.py [--conversations 2000] [--turns 20] [--batch 500] [--recovered]
-        [--repeat 3]
+        [--store dict|faust] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -73,14 +77,35 @@ def events(prefix: str, conversations: int, turns: int) -> list[Inbound]:
     return out
 
 
-def run(proc: TurnProcessor, store: DictStore, items: list[Inbound], batch: int) -> float:
+def run(proc: TurnProcessor, store: Any, items: list[Inbound], batch: int) -> float:
     """Feed ``items`` in batches, applying writes after each; returns the seconds spent."""
     t0 = time.perf_counter()
     for i in range(0, len(items), batch):
         res = proc.process(items[i : i + batch], 1000.0)
         store.apply(res.writes)
+        if hasattr(store, "take_changelog"):
+            store.take_changelog()  # what the worker sends; dropped here
         proc.on_batch_applied(res)
     return time.perf_counter() - t0
+
+
+def make_store(kind: str) -> Any:
+    """A fresh store: the dict store, or the worker's Faust store over two memory tables (never started)."""
+    if kind == "dict":
+        return DictStore()
+    import faust
+
+    from streams._faust import FaustStore
+
+    app = faust.App(f"memory-bench-{time.monotonic_ns()}", broker="kafka://127.0.0.1:1", store="memory://")
+    tables = {}
+    for name in ("turns", "meta"):
+        t = app.Table(f"t-{name}", partitions=4)
+        t.key_serializer = "orjson"
+        t.value_serializer = FaustStore.VALUE_SERIALIZERS[name]  # type: ignore[index]
+        t.changelog_topic = t._new_changelog_topic()  # as streams._faust.runtime.create_app does
+        tables[name] = t
+    return FaustStore(tables["turns"], tables["meta"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,20 +115,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=500)
     p.add_argument("--recovered", action="store_true", help="table values as decoded from the changelog")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per evaluator (the best counts)")
+    p.add_argument("--store", choices=("dict", "faust"), default="dict", help="the processor's store")
     args = p.parse_args(argv)
     ev = Evaluator()
-    warm_store = DictStore()
+    warm_store = make_store(args.store)
     run(TurnProcessor(ev, warm_store), warm_store, events("warm", 50, args.turns), args.batch)
     items = events("open", args.conversations, args.turns)
     del warm_store
     gc.collect()
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
-    store = DictStore()
+    store = make_store(args.store)
     proc = TurnProcessor(ev, store)
     if args.recovered:
         last = len(items) - args.conversations
         seconds = run(proc, store, items[:last], args.batch)
+        if args.store != "dict":
+            raise SystemExit("--recovered needs --store dict")
         for table in store.tables.values():
             for key, value in table.items():
                 table[key] = orjson.loads(orjson.dumps(value))
@@ -113,17 +141,23 @@ def main(argv: list[str] | None = None) -> int:
         seconds = run(proc, store, items, args.batch)
     gc.collect()
     used = tracemalloc.get_traced_memory()[0] - base
+    proc.due(1000.0 + proc.timeouts.history_idle + 1.0)  # every conversation idle: decoded histories dropped
+    gc.collect()
+    idle = tracemalloc.get_traced_memory()[0] - base
     tracemalloc.stop()
     assert sum(1 for _, m in store.metas() if is_open(m)) == args.conversations, "all should be open"
     kb = used / args.conversations / 1024
-    print(f"{args.conversations} open {args.turns}-turn conversations: {kb:.1f} KB per open conversation")
+    print(
+        f"{args.conversations} open {args.turns}-turn conversations ({args.store} store): {kb:.1f} KB per open "
+        f"conversation; {idle / args.conversations / 1024:.1f} KB after {proc.timeouts.history_idle:g} s idle"
+    )
     print(f"(fed in {seconds:.1f} s under tracemalloc; store + history cache, warm-up excluded)")
     del store, proc
     gc.collect()
     for label, evaluator in (("evaluator", ev), ("memoized scores", Memoized(ev))):
         best = float("inf")
         for _ in range(args.repeat):
-            store = DictStore()
+            store = make_store(args.store)
             proc = TurnProcessor(evaluator, store)
             run(proc, store, events("warm", 50, args.turns), args.batch)
             best = min(best, run(proc, store, items, args.batch))
