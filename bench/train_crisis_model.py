@@ -22,7 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -147,24 +149,11 @@ def _auc(scores: np.ndarray, y: np.ndarray) -> float:
 def _dev_threshold(model: dict, max_fpr: float) -> float:
     """The lowest threshold (0.01 steps) at which rules OR model keep the dev false-positive rate <= ``max_fpr``."""
     from scorers.safety._crisis import rule_findings
-    from scorers.safety._model import CrisisModel
 
-    m = CrisisModel(model["version"], model["weights"], model["bias"], *model["platt"], 0.5, 1.0)
-    dev = [d for d in load_jsonl(EVAL_ITEMS) if crisis_split(d["text"]) == "dev"]
-    pos = [d["text"] for d in dev if d["label"] == "crisis"]
-    neg = [d["text"] for d in dev if d["label"] == "none"]
-    ruled = {t: bool(rule_findings(normalise(t))) for t in pos + neg}
-    prob = {t: m.probability(normalise(t)) for t in pos + neg}
-    chosen = 0.99
-    for th in [round(0.01 * k, 2) for k in range(99, 0, -1)]:
-        rec = sum(ruled[t] or prob[t] >= th for t in pos) / len(pos)
-        fpr = sum(ruled[t] or prob[t] >= th for t in neg) / len(neg)
-        if fpr > max_fpr:
-            break
-        chosen = th
-        if th * 100 % 5 == 0:
-            print(f"  dev threshold {th:.2f}: recall {rec:.3f} fpr {fpr:.3f}")
-    return chosen
+    m, pos, neg = _dev(model)
+    ruled = {t: bool(rule_findings(t)) for t in pos + neg}
+    prob = {t: m.probability(t) for t in pos + neg}
+    return _lowest(lambda t, th: ruled[t] or prob[t] >= th, pos, neg, max_fpr, 0.0, "threshold")
 
 
 def _dev_confirm(model: dict, max_fpr: float) -> float:
@@ -172,26 +161,44 @@ def _dev_confirm(model: dict, max_fpr: float) -> float:
     concept the model confirms (``anchor_finding``) keeps the dev critical+high false-positive rate <= ``max_fpr``."""
     from scorers.safety._concepts import anchor_finding
     from scorers.safety._crisis import rule_findings
+
+    m, pos, neg = _dev(model)
+    ruled = {t: bool(rule_findings(t)) for t in pos + neg}
+    anchored = {t: anchor_finding(t) is not None for t in pos + neg}
+    prob = {t: m.probability(t) for t in pos + neg}
+
+    def flags(t: str, th: float) -> bool:
+        return ruled[t] or (anchored[t] and prob[t] >= th)
+
+    return _lowest(flags, pos, neg, max_fpr, model["threshold"], "confirm (critical+high)")
+
+
+def _dev(model: dict) -> tuple[Any, list[str], list[str]]:
+    """The model as inference builds it, and the dev split's crisis and hard-negative texts (normalised)."""
     from scorers.safety._model import CrisisModel
 
     m = CrisisModel(model["version"], model["weights"], model["bias"], *model["platt"], 0.5, 1.0)
     dev = [d for d in load_jsonl(EVAL_ITEMS) if crisis_split(d["text"]) == "dev"]
     pos = [normalise(d["text"]) for d in dev if d["label"] == "crisis"]
     neg = [normalise(d["text"]) for d in dev if d["label"] == "none"]
-    ruled = {t: bool(rule_findings(t)) for t in pos + neg}
-    anchored = {t: anchor_finding(t) is not None for t in pos + neg}
-    prob = {t: m.probability(t) for t in pos + neg}
+    return m, pos, neg
+
+
+def _lowest(
+    flags: Callable[[str, float], bool], pos: list[str], neg: list[str], max_fpr: float, floor: float, what: str
+) -> float:
+    """Walk thresholds down from 0.99 in 0.01 steps; the last one (not below ``floor``) whose dev FPR <= max_fpr."""
     chosen = 0.99
     for th in [round(0.01 * k, 2) for k in range(99, 0, -1)]:
-        if th < model["threshold"]:
+        if th < floor:
             break
-        rec = sum(ruled[t] or (anchored[t] and prob[t] >= th) for t in pos) / len(pos)
-        fpr = sum(ruled[t] or (anchored[t] and prob[t] >= th) for t in neg) / len(neg)
+        rec = sum(flags(t, th) for t in pos) / len(pos)
+        fpr = sum(flags(t, th) for t in neg) / len(neg)
         if fpr > max_fpr:
             break
         chosen = th
         if th * 100 % 5 == 0:
-            print(f"  dev confirm {th:.2f}: critical+high recall {rec:.3f} fpr {fpr:.3f}")
+            print(f"  dev {what} {th:.2f}: recall {rec:.3f} fpr {fpr:.3f}")
     return chosen
 
 
