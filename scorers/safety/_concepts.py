@@ -78,12 +78,6 @@ _THIRD = _rx(
     r"battery|laptop|computer|pc|car|bike|van|campervan|social life|leaflet|career|business|marriage|relationship|"
     r"hopes|dreams|account|bank account|social battery|vibe|streak)\b"
 )
-#: Someone else's death or suicide named in the window (a generic question about it is not about the user).
-_THIRD_DEATH = re.compile(
-    r"\b(?:he|she|they|his|her|their|my (?:friend|brother|sister|mum|mom|dad|father|mother|son|daughter|uncle|"
-    r"aunt|cousin|husband|wife|partner|boyfriend|girlfriend)|the (?:character|victim|patient|man|woman))\b"
-    r"(?: \w+){0,4} (?:killed|hanged|hung|committed|died|took (?:his|her|their) (?:own )?life)"
-)
 _CLAUSE_BREAK = re.compile(r"[.!?;,\n]|\b(?:but|though|although|however|because|cause|so|and then)\b")
 
 
@@ -688,11 +682,11 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
         add(Finding("method", "critical", _ev(win, q, act or d or means), "lethal_question"))
 
     # a question about a generic way of dying: no "me" needed ("what's the most painless way to kill yourself?"),
-    # only no activity, grief or media (the window guards) and not someone else's death
+    # only no activity, grief or media (the window guards: "my uncle killed himself, how do you cope" is grief)
     gd = g(_GENERIC_DEATH).search(win)
     if gd and not activity and not grief and _not_hyperbole(win, gd) and not _negated(win, gd):
         hq = g(_HOW_Q).search(win)
-        if hq and not _THIRD_DEATH.search(win):
+        if hq:
             add(Finding("method", "critical", _ev(win, hq, gd), "lethal_question_generic"))
 
     if core is not None and not _negated(win, core):
@@ -730,7 +724,7 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
         and _not_idiom(win, ev_)
         and not _negated(win, ev_)
         and _mine(win, wish)
-        and wish.start() < ev_.end() + 40
+        and wish.start() < ev_.end() + 40  # the wish before the event or just after ("if it crashes, fine")
     ):
         add(Finding("wish_dead", "high", _ev(win, wish, ev_), "hoped_harm"))
 

@@ -100,8 +100,12 @@ class FaustStore:
                 store.pop(w.key, None)
                 self._pending.append((topic, w.partition, dumps(w.key), None))
             else:
-                encoded = compact_dumps(w.value) if w.table == "turns" else dumps(w.value)
-                store[w.key] = encoded if w.table == "turns" else w.value
+                if w.table == "turns":  # kept as its changelog bytes
+                    encoded = compact_dumps(w.value)
+                    store[w.key] = encoded
+                else:
+                    encoded = dumps(w.value)
+                    store[w.key] = w.value
                 self._pending.append((topic, w.partition, dumps(w.key), encoded))
             # Faust's memory store maps each key to its partition to drop the keys of partitions it no
             # longer owns; writes made here bypass the event that would have recorded it.
