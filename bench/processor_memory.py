@@ -96,15 +96,10 @@ def make_store(kind: str) -> Any:
     import faust
 
     from streams._faust import FaustStore
+    from streams._faust.store import state_table
 
     app = faust.App(f"memory-bench-{time.monotonic_ns()}", broker="kafka://127.0.0.1:1", store="memory://")
-    tables = {}
-    for name in ("turns", "meta"):
-        t = app.Table(f"t-{name}", partitions=4)
-        t.key_serializer = "orjson"
-        t.value_serializer = FaustStore.VALUE_SERIALIZERS[name]  # type: ignore[index]
-        t.changelog_topic = t._new_changelog_topic()  # as streams._faust.runtime.create_app does
-        tables[name] = t
+    tables = {name: state_table(app, f"t-{name}", name, 4) for name in ("turns", "meta")}  # as create_app does
     return FaustStore(tables["turns"], tables["meta"])
 
 

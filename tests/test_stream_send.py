@@ -12,6 +12,7 @@ import pytest
 
 from streams._core import Write
 from streams._faust import BatchSender, FaustStore
+from streams._faust.store import state_table
 
 
 class FakeBatch:
@@ -125,13 +126,7 @@ def test_changelog_records_are_what_faust_send_changelog_would_write() -> None:
     import streams._faust.store  # noqa: F401  (registers the orjson codec)
 
     app = faust.App("send-test", broker="kafka://127.0.0.1:1", store="memory://")
-    tables = {}
-    for name in ("turns", "meta"):
-        t = app.Table(f"t-{name}", partitions=4)
-        t.key_serializer = "orjson"
-        t.value_serializer = FaustStore.VALUE_SERIALIZERS[name]  # type: ignore[index]
-        t.changelog_topic = t._new_changelog_topic()  # as create_app does
-        tables[name] = t
+    tables = {name: state_table(app, f"t-{name}", name, 4) for name in ("turns", "meta")}  # as create_app does
     store = FaustStore(tables["turns"], tables["meta"])
     value = {"r": "user", "t": "caf\u00e9 \U0001f600", "s": {"m": [1.5, None]}}
     store.apply(

@@ -67,7 +67,7 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("aiokafka.client:AIOKafkaClient", "_wait_on_metadata", "class", "sender.BatchSender"),
     Internal("aiokafka.producer.producer:AIOKafkaProducer", "_partition", "class", "sender.BatchSender"),
     Internal("faust.streams:Stream", "take_events", "class", "runtime.create_app (not in StreamT)"),
-    Internal("faust.tables.base:Collection", "_new_changelog_topic", "class", "runtime.create_app (serializers)"),
+    Internal("faust.tables.base:Collection", "_new_changelog_topic", "class", "store.state_table (serializers)"),
 )
 
 

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import faust
 
@@ -32,7 +32,7 @@ from .audit import OffsetAudit
 from .fatal import delivery_failed, inputs_of
 from .patches import highwaters_from_fetch, limit_fetch_wait, redeliver_instead_of_drop
 from .sender import BatchSender
-from .store import FaustStore, raw_topic
+from .store import FaustStore, raw_topic, state_table
 
 log = logging.getLogger("attune.streams")
 
@@ -204,18 +204,16 @@ def create_app(
     app = faust.App(settings.app_id, **settings.faust_config())
     source = raw_topic(app, TURNS.name, CONTROL.name, partitions=settings.partitions)
     tables: dict[str, faust.Table] = {}
-    for name, kind, doc in (
-        (TURN_TABLE, "turns", "buffered turns in chunks of 16, keyed conversation_id:chunk"),
-        (META_TABLE, "meta", "per-conversation state: index ranges, crisis_pending, end marker, tombstone"),
-    ):
-        table = cast(faust.Table, app.Table(name, partitions=settings.partitions, help=doc))
-        # Faust derives serializers from key/value *types* only. Set them before the store (created lazily)
-        # reads them, and make the changelog topic again: registering the table already made it with the
-        # default (json) serializers, and table recovery decodes the changelog through that topic.
-        table.key_serializer = "orjson"
-        table.value_serializer = FaustStore.VALUE_SERIALIZERS[kind]  # type: ignore[index]
-        table.changelog_topic = table._new_changelog_topic()
-        tables[name] = table
+    tables[TURN_TABLE] = state_table(
+        app, TURN_TABLE, "turns", settings.partitions, "buffered turns in chunks of 16, keyed conversation_id:chunk"
+    )
+    tables[META_TABLE] = state_table(
+        app,
+        META_TABLE,
+        "meta",
+        settings.partitions,
+        "per-conversation state: index ranges, crisis_pending, end marker, tombstone",
+    )
     store = FaustStore(tables[TURN_TABLE], tables[META_TABLE])
     turn_hooks: list[Any] = []
     user_hooks: list[Any] = []
