@@ -5,11 +5,14 @@
     .venv/bin/python bench/crisis_eval.py --splits dev --errors # dev misses and false alarms
     .venv/bin/python bench/crisis_eval.py --sdcnl PATH/testing-set.csv --reddit500 PATH/500_Reddit_users.csv
     .venv/bin/python bench/crisis_eval.py --json                # one JSON document
+    .venv/bin/python bench/crisis_eval.py --splits test,test2,test3 --previous /path/to/old/checkout
+        # the same sets, with the detector of another checkout (e.g. `git worktree add /tmp/old REV`) beside it
 
 Sets:
 * ``tests/data/crisis_eval/items.jsonl``: 460 crisis disclosures by C-SSRS category and phrasing style and 440
   hard negatives, written by agents that never saw the detector; dev/test by a fixed hash (``crisis_split``);
-* ``tests/data/crisis_eval/test2.jsonl``: a second sealed test set (260 / 259) by four other writers;
+* ``tests/data/crisis_eval/test2.jsonl``, ``test3.jsonl``: second and third sealed test sets (260 / 259,
+  260 / 260) by four other writers each;
 * ``tests/data/crisis_eval/conversations.jsonl``: user-turn sequences where the risk shows only across turns;
 * public sets, read from the paths given (never committed: no licence file in either repository):
   SDCNL (ayaanzhaque/SDCNL ``data/testing-set.csv``, r/SuicideWatch = 1 vs r/depression = 0; noisy labels)
@@ -23,7 +26,9 @@ wakes the concept matcher).
 
 Every figure comes with n and a 95% bootstrap interval (2,000 resamples, seed 12) and is shown for the
 current detector (rules + model), its rules alone, its model alone, and the v1 phrase rules (the
-previous version), all in this one run. Throughput: median of 5 timed passes, caches emptied each pass.
+first version), all in this one run; ``--previous ROOT`` adds the previous version's detector, imported from
+another checkout in a second process over the same sets and bootstrap. Throughput: median of 5 timed passes,
+caches emptied each pass.
 """
 
 from __future__ import annotations
@@ -33,9 +38,11 @@ import ast
 import csv
 import hashlib
 import json
+import os
 import random
 import re
 import statistics
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -44,9 +51,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Where the detector is imported from: this checkout, or the one ``--previous`` names (data always from here).
+DETECTOR_ROOT_ENV = "CRISIS_EVAL_DETECTOR_ROOT"
 sys.path.insert(0, str(ROOT))
-
-from cheap_tier_bench import clear_caches  # noqa: E402  (this folder is on sys.path when the script runs)
+sys.path.insert(0, os.environ.get(DETECTOR_ROOT_ENV, str(ROOT)))
 
 from scorers.safety import (  # noqa: E402
     assess_crisis,
@@ -283,6 +291,9 @@ def calls_per_second(fn: Callable[[_T], object], texts: Sequence[_T], min_second
     a shared machine does not set the figure. The scorers' caches are emptied before every pass over
     ``texts``, so no call profits from an earlier call on the same text: the figure is what new live text
     costs. ``bench/redaction_bench.py`` uses it too."""
+    # imported here: it imports the scorers of this checkout, and --previous needs another one's first
+    from cheap_tier_bench import clear_caches  # (this folder is on sys.path when the script runs)
+
     rates = []
     for _ in range(5):
         n = 0
@@ -335,8 +346,24 @@ def _fmt(r: dict[str, Any]) -> str:
     return f"{r['rate']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] ({r['k']}/{r['n']})"
 
 
+def previous(root: Path, splits: str) -> dict[str, Any]:
+    """The sealed-set figures of the detector in checkout ``root`` (this script, its data, that code)."""
+    if not (root / "scorers" / "safety").is_dir():
+        raise SystemExit(f"--previous {root}: not a checkout of attune (no scorers/safety)")
+    out = subprocess.run(
+        [sys.executable, __file__, "--splits", splits, "--json", "--no-speed"],
+        env={**os.environ, DETECTOR_ROOT_ENV: str(root.resolve())},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    doc = json.loads(out.stdout)
+    return {"detector_version": doc["detector_version"], "sealed": doc["sealed"]}
+
+
 def _print(doc: dict[str, Any], errors: bool) -> None:
     print(f"detector {doc['detector_version']}")
+    prev = doc.get("previous")
     for split, res in doc.get("sealed", {}).items():
         print(f"\n[sealed set: {split}] crisis={res['n_crisis']} none={res['n_none']}")
         for name in DETECTORS:
@@ -344,6 +371,12 @@ def _print(doc: dict[str, Any], errors: bool) -> None:
             print(
                 f"  {name:<11} recall(any) {_fmt(r['recall_any'])}  recall(crit+high) {_fmt(r['recall_critical_high'])}"
                 f"  FPR {_fmt(r['fpr_any'])}"
+            )
+        if prev is not None and split in prev["sealed"]:
+            r = prev["sealed"][split]["current"]
+            print(
+                f"  {'previous':<11} recall(any) {_fmt(r['recall_any'])}  recall(crit+high) "
+                f"{_fmt(r['recall_critical_high'])}  FPR {_fmt(r['fpr_any'])}  ({prev['detector_version']})"
             )
         cur = res["current"]
         for title, key in (
@@ -406,6 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--legacy", action="store_true", help="also the v1 team's labelled set")
     ap.add_argument("--no-speed", action="store_true", help="skip the throughput measurement")
     ap.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+    ap.add_argument("--previous", type=Path, help="a checkout of the previous version: its detector, same sets")
     args = ap.parse_args(argv)
     splits = [s for s in args.splits.split(",") if s]
     for s in splits:
@@ -421,6 +455,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.legacy:
         doc["legacy"] = legacy()
     doc["throughput"] = None if args.no_speed else throughput()
+    if args.previous:
+        doc["previous"] = previous(args.previous, args.splits)
     if args.json:
         if not args.errors:
             for res in doc["sealed"].values():
