@@ -24,7 +24,7 @@ from typing import Literal
 
 from schemas import TopicSpec
 
-ProfileName = Literal["tansu", "kafka"]
+ProfileName = Literal["tansu", "tansu-durable", "kafka"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +49,12 @@ class BrokerProfile:
     * no idempotent or transactional producer (unsupported), so the guarantee is at-least-once and
       every output carries a deterministic id for consumers to de-duplicate by.
     * topics are always declared with explicit partitions (Tansu auto-creates with 4).
+
+    ``tansu-durable`` (``attune broker --data``) is ``tansu`` with a 200 ms fetch wait: its S3 engine
+    answers each fetch with an object listing through SeaweedFS, and at 10 ms the worker's polling
+    alone kept it so busy that one worker fell minutes behind at 150 turns/s (crisis alert p50 61 s,
+    2,418 of 3,344 records still missing after 2 min); at 200 ms it kept up, p50 0.16 s, p99 0.28 s
+    (docs/reliability.md, "Durable broker").
     """
 
     name: ProfileName
@@ -61,6 +67,9 @@ class BrokerProfile:
 
 PROFILES: dict[ProfileName, BrokerProfile] = {
     "tansu": BrokerProfile("tansu", 8.0, 2.0, linger_ms=1, fetch_max_wait_ms=10, highwaters_from_fetch=True),
+    "tansu-durable": BrokerProfile(
+        "tansu-durable", 8.0, 2.0, linger_ms=1, fetch_max_wait_ms=200, highwaters_from_fetch=True
+    ),
     "kafka": BrokerProfile("kafka", 30.0, 3.0, linger_ms=5, fetch_max_wait_ms=None, highwaters_from_fetch=False),
 }
 
@@ -99,7 +108,10 @@ def _port_open(host: str, port: int) -> bool:
 
 
 class EmbeddedBroker:
-    """A Tansu broker on a free loopback port, owned by this process (memory storage, gone on stop).
+    """A Tansu broker on a free loopback port, owned by this process.
+
+    Memory storage by default (gone on stop); ``storage``/``env`` point it elsewhere, e.g. at a
+    :class:`streams.durable.DurableStore` (``attune broker --data DIR``).
 
     Use as a context manager, or call :meth:`start` / :meth:`stop`. The broker runs in its own process
     group so stopping it never leaves a stray process, even if it forked.
@@ -112,10 +124,15 @@ class EmbeddedBroker:
         *,
         advertised_port: int | None = None,
         extra_args: Sequence[str] = (),
+        storage: str = "memory://tansu/",
+        env: Mapping[str, str] | None = None,
     ) -> None:
         """``advertised_port``: the port clients are told to use (a TLS proxy in front, tests); ``extra_args``:
-        more ``tansu broker`` options (e.g. ``--authentication``)."""
+        more ``tansu broker`` options (e.g. ``--authentication``); ``storage``: Tansu's ``--storage-engine``;
+        ``env``: added to its environment (the S3 engine's endpoint and keys)."""
         self.port = port or free_port()
+        self.storage = storage
+        self.env = dict(env or {})
         self.advertised_port = advertised_port or self.port
         self.extra_args = list(extra_args)
         self.log_path = log_path
@@ -146,12 +163,12 @@ class EmbeddedBroker:
             "--advertised-listener-url",
             f"tcp://127.0.0.1:{self.advertised_port}",
             "--storage-engine",
-            "memory://tansu/",
+            self.storage,
             *self.extra_args,
         ]
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         self._log = out
-        env = {**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "warn")}
+        env = {**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "warn"), **self.env}
         self._proc = subprocess.Popen(
             cmd, stdout=out, stderr=out, stdin=subprocess.DEVNULL, env=env, start_new_session=True
         )
@@ -166,11 +183,22 @@ class EmbeddedBroker:
         self.stop()
         raise TimeoutError(f"Tansu did not listen on port {self.port} within {timeout} s")
 
+    def running(self) -> bool:
+        """Started and not exited."""
+        return self._proc is not None and self._proc.poll() is None
+
     def stop(self, timeout: float = 5.0) -> None:
+        self._end(signal.SIGTERM, timeout)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would (fault tests)."""
+        self._end(signal.SIGKILL, 5.0)
+
+    def _end(self, sig: signal.Signals, timeout: float) -> None:
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
+                os.killpg(proc.pid, sig)
             try:
                 proc.wait(timeout)
             except subprocess.TimeoutExpired:

@@ -30,9 +30,10 @@ def _broker_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--profile",
-        choices=("kafka", "tansu"),
+        choices=("kafka", "tansu", "tansu-durable"),
         default=os.environ.get("ATTUNE_BROKER_PROFILE", "kafka"),
-        help="broker profile: 'tansu' applies the Tansu workarounds, 'kafka' none (env ATTUNE_BROKER_PROFILE)",
+        help="broker profile: 'tansu' applies the Tansu workarounds, 'tansu-durable' those with a longer fetch "
+        "wait (attune broker --data), 'kafka' none (env ATTUNE_BROKER_PROFILE)",
     )
 
 
@@ -188,6 +189,7 @@ def _cmd_tail(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ._render import render
+    from .broker import PROFILES
     from .io import broker_topics, consume
 
     console = Console(highlight=False)
@@ -205,8 +207,9 @@ def _cmd_tail(args: argparse.Namespace) -> int:
 
     async def run() -> int:
         n = 0
+        wait = PROFILES[args.profile].fetch_max_wait_ms or 10
         async for topic, _key, value, _at in consume(
-            args.broker, topics, from_beginning=args.from_beginning, idle_timeout=args.idle_timeout
+            args.broker, topics, from_beginning=args.from_beginning, idle_timeout=args.idle_timeout, fetch_wait_ms=wait
         ):
             if args.json:
                 sys.stdout.write(value.decode("utf-8", "replace") + "\n")
@@ -239,6 +242,12 @@ def _cmd_model_stage(args: argparse.Namespace) -> int:
         max_conversations=args.max_conversations,
         nice=args.nice,
     )
+
+
+def _cmd_broker(args: argparse.Namespace) -> int:
+    from ._broker_cmd import run_broker
+
+    return run_broker(args.port, Path(args.data) if args.data else None, args.storage)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -351,6 +360,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max", type=int, default=0, help="stop after this many records")
     p.add_argument("--idle-timeout", type=float, default=None, help="stop after this many silent seconds")
     p.set_defaults(func=_cmd_tail)
+
+    p = sub.add_parser("broker", help="run the embedded broker (Tansu) until Ctrl-C: in memory, or durable with --data")
+    p.add_argument("--port", type=int, default=9092, help="loopback port to listen on (default %(default)s)")
+    s = p.add_mutually_exclusive_group()
+    s.add_argument(
+        "--data",
+        metavar="DIR",
+        default=None,
+        help="durable: keep topics, records and offsets in DIR (SeaweedFS; extra 'durable'); a restart on the "
+        "same DIR, even after a SIGKILL, finds them all",
+    )
+    s.add_argument(
+        "--storage",
+        metavar="URL",
+        default=None,
+        help="Tansu's --storage-engine as is, e.g. s3://bucket/ with AWS_ENDPOINT etc. set (the bundled "
+        "Tansu has no postgres:// engine)",
+    )
+    p.set_defaults(func=_cmd_broker)
 
     p = sub.add_parser("demo", help="embedded broker + worker + sample conversations, scored live (~1 min)")
     p.add_argument("--pace", type=float, default=1.5, help="seconds between turns of a conversation")

@@ -161,10 +161,12 @@ async def consume(
     from_beginning: bool = True,
     idle_timeout: float | None = None,
     stop: asyncio.Event | None = None,
+    fetch_wait_ms: int = 10,
 ) -> AsyncIterator[tuple[str, bytes | None, bytes, float]]:
     """Yield ``(topic, key, value, received_at)`` from the topics (no consumer group, no commits).
 
-    Ends after ``idle_timeout`` seconds without a record, or when ``stop`` is set.
+    Ends after ``idle_timeout`` seconds without a record, or when ``stop`` is set. ``fetch_wait_ms``:
+    the broker profile's fetch wait where it has one (``tansu-durable``: 200).
     """
     consumer = AIOKafkaConsumer(
         *topics,
@@ -172,7 +174,7 @@ async def consume(
         group_id=None,
         enable_auto_commit=False,
         auto_offset_reset="earliest" if from_beginning else "latest",
-        fetch_max_wait_ms=10,
+        fetch_max_wait_ms=fetch_wait_ms,
         max_partition_fetch_bytes=8 * 1024 * 1024,
         **security.client_kwargs(),
     )
