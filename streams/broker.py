@@ -95,6 +95,18 @@ def tansu_binary() -> Path:
     return path
 
 
+def _die_with_parent() -> None:
+    """``preexec_fn``: the child gets SIGKILL when the process that started it dies (Linux prctl).
+
+    Only for children started from the main thread of a process without other threads (``attune broker``):
+    the signal follows the *thread* that forked.
+    """
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -126,10 +138,13 @@ class EmbeddedBroker:
         extra_args: Sequence[str] = (),
         storage: str = "memory://tansu/",
         env: Mapping[str, str] | None = None,
+        die_with_parent: bool = False,
     ) -> None:
         """``advertised_port``: the port clients are told to use (a TLS proxy in front, tests); ``extra_args``:
         more ``tansu broker`` options (e.g. ``--authentication``); ``storage``: Tansu's ``--storage-engine``;
-        ``env``: added to its environment (the S3 engine's endpoint and keys)."""
+        ``env``: added to its environment (the S3 engine's endpoint and keys); ``die_with_parent``: see
+        :func:`_die_with_parent`."""
+        self.die_with_parent = die_with_parent
         self.port = port or free_port()
         self.storage = storage
         self.env = dict(env or {})
@@ -170,7 +185,13 @@ class EmbeddedBroker:
         self._log = out
         env = {**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "warn"), **self.env}
         self._proc = subprocess.Popen(
-            cmd, stdout=out, stderr=out, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+            cmd,
+            stdout=out,
+            stderr=out,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_die_with_parent if self.die_with_parent else None,
         )
         atexit.register(self.stop)  # even if the owner dies of an exception, no broker outlives it
         deadline = time.monotonic() + timeout

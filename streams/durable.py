@@ -27,7 +27,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .broker import free_port
+from .broker import _die_with_parent, free_port
 
 #: Versions this was verified against (the S3 calls Tansu makes, conditional writes included).
 VERIFIED_SEAWEEDFS = "4.48"
@@ -64,8 +64,20 @@ class DurableStore:
     (tests and the restart bench rely on it); a new instance over the same directory finds the same data.
     """
 
-    def __init__(self, data_dir: Path, log_path: Path | None = None, bucket: str = BUCKET) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        log_path: Path | None = None,
+        bucket: str = BUCKET,
+        *,
+        hold_fds: tuple[int, ...] = (),
+        die_with_parent: bool = False,
+    ) -> None:
+        """``hold_fds``: descriptors SeaweedFS inherits, e.g. the directory's lock, so that a SeaweedFS
+        outliving its owner still holds it; ``die_with_parent``: see :func:`streams.broker._die_with_parent`."""
         self.data_dir = Path(data_dir)
+        self.hold_fds = hold_fds
+        self.die_with_parent = die_with_parent
         self.log_path = log_path
         self.bucket = bucket
         (self.s3_port, self.s3_grpc, self.master_port, self.master_grpc, self.volume_port, self.volume_grpc,
@@ -132,7 +144,15 @@ class DurableStore:
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         self._log = out
         cmd = self.command()
-        self._proc = subprocess.Popen(cmd, stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True)
+        self._proc = subprocess.Popen(
+            cmd,
+            stdout=out,
+            stderr=out,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            pass_fds=self.hold_fds,
+            preexec_fn=_die_with_parent if self.die_with_parent else None,
+        )
         atexit.register(self.stop)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -9,6 +9,7 @@ and the worker must go on without exiting (the broker kept its topics, offsets a
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import signal
 import socket
 import subprocess
@@ -23,7 +24,7 @@ from _stream_helpers import comparable, expected_records, read_back, synthetic
 from schemas import Conversation, encode
 from schemas.topics import SAFETY_ALERTS, TURNS
 from streams import EmbeddedBroker, StreamSettings, WorkerProcess, create_topics
-from streams.broker import free_port
+from streams.broker import _port_open, free_port
 from streams.durable import DurableStore
 from streams.io import consume, publish, schedule, send_raw
 
@@ -191,3 +192,36 @@ def test_attune_broker_says_why_an_engine_is_refused(tmp_path: Path) -> None:
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 1
     assert "the broker did not start" in out and 'FeatureNotEnabled { feature: "postgres"' in out, out
+
+
+def test_a_sigkilled_broker_command_takes_its_processes_along(tmp_path: Path) -> None:
+    """SIGKILL of ``attune broker`` kills Tansu and SeaweedFS too (no orphan holds the port or the files);
+    a new broker on the same directory finds the data."""
+    port, data = str(free_port()), tmp_path / "d"
+    url = f"kafka://127.0.0.1:{port}"
+    proc = _attune_broker("--port", port, "--data", str(data))
+    _first_line(proc)
+    asyncio.run(_produce(url, 20))
+    proc.kill()
+    proc.wait(10)
+    deadline = time.monotonic() + 10
+    while _port_open("127.0.0.1", int(port)) and time.monotonic() < deadline:  # Tansu got its SIGKILL
+        time.sleep(0.1)
+    again = _attune_broker("--port", port, "--data", str(data))
+    try:
+        _first_line(again)
+        assert asyncio.run(_values(url)) == {f"v{i}".encode() for i in range(20)}
+    finally:
+        again.send_signal(signal.SIGTERM)
+        again.communicate(timeout=30)
+    assert again.returncode == 0
+
+
+def test_a_data_directory_in_use_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    data.mkdir()
+    with (data / ".attune-broker.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running broker (or its SeaweedFS) holds it
+        proc = _attune_broker("--port", str(free_port()), "--data", str(data))
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 2 and "in use by another attune broker" in out, out
