@@ -32,6 +32,25 @@ def test_trims_once_per_halving_and_never_under_a_steady_load() -> None:
     assert len(calls) == 3
 
 
+def test_a_descent_that_began_large_is_trimmed_to_the_end() -> None:
+    """Below ``min_peak`` on the way down (tombstones expiring after the conversations closed) still trims:
+    the last frees are the ones that leave the process's RSS above its start."""
+    calls: list[int] = []
+    t = Trimmer(min_peak=300)
+    t._trim = lambda pad: calls.append(pad) or 1  # type: ignore[assignment]
+
+    async def run(sizes: list[int]) -> None:
+        for n in sizes:
+            await t.maybe_trim(n)
+
+    asyncio.run(run([400, 200]))
+    assert len(calls) == 1
+    asyncio.run(run([150, 100, 40, 0]))  # 100 = half of 200, 40 < half of 100, then 0
+    assert len(calls) == 4 and t.peak == 0
+    asyncio.run(run([0, 5, 0, 200, 100]))  # a small load after the end: disarmed, no trims
+    assert len(calls) == 4
+
+
 def test_no_glibc_no_trim() -> None:
     t = Trimmer(min_peak=1)
     t._trim = None

@@ -174,7 +174,7 @@ class Runtime:
             del self._requested[cid]
         await self.repair_tail()
         self.refresh_gauges()
-        await self.trimmer.maybe_trim(self.store.buffered_chunks())
+        await self.trimmer.maybe_trim(self.store.keys_held())
         if time.monotonic() - self._last_report > 10.0:
             self._last_report = time.monotonic()
             s = self.processor.stats

@@ -133,9 +133,9 @@ class FaustStore:
         out, self._pending = self._pending, []
         return out
 
-    def buffered_chunks(self) -> int:
-        """Chunks of buffered turns held now (the turns table's keys)."""
-        return len(self._tables["turns"].data)
+    def keys_held(self) -> int:
+        """Keys of both tables: buffered-turn chunks, conversation metas and tombstones."""
+        return sum(len(t.data) for t in self._tables.values())
 
     def changelog_sizes(self) -> dict[str, int]:
         """Changelog topic -> keys held: what the broker watch reports lost with a broker's state."""
