@@ -119,14 +119,76 @@ def _port_open(host: str, port: int) -> bool:
         return s.connect_ex((host, port)) == 0
 
 
-class EmbeddedBroker:
+class OwnedProcess:
+    """A child process this process owns: its own process group (a stop leaves no stray process, even if it
+    forked), a log file, stopped at exit, optionally killed with its owner (:func:`_die_with_parent`)."""
+
+    #: Seconds :meth:`stop` waits after SIGTERM before SIGKILL.
+    stop_timeout = 5.0
+
+    def __init__(self, log_path: Path | None, die_with_parent: bool) -> None:
+        self.log_path = log_path
+        self.die_with_parent = die_with_parent
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: object | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def _spawn(self, cmd: list[str], env: Mapping[str, str] | None = None, pass_fds: Sequence[int] = ()) -> None:
+        out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        self._log = out
+        self._proc = subprocess.Popen(
+            cmd,
+            stdout=out,
+            stderr=out,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+            pass_fds=tuple(pass_fds),
+            preexec_fn=_die_with_parent if self.die_with_parent else None,
+        )
+        atexit.register(self.stop)  # even if the owner dies of an exception, no child outlives it
+
+    def running(self) -> bool:
+        """Started and not exited."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def stop(self, timeout: float | None = None) -> None:
+        """SIGTERM, then SIGKILL after ``timeout`` (default :attr:`stop_timeout`)."""
+        self._end(signal.SIGTERM, self.stop_timeout if timeout is None else timeout)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would (fault tests)."""
+        self._end(signal.SIGKILL, 10.0)
+
+    def _end(self, sig: signal.Signals, timeout: float) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, sig)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout)
+        log, self._log = self._log, None
+        if log is not None and hasattr(log, "close"):
+            log.close()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class EmbeddedBroker(OwnedProcess):
     """A Tansu broker on a free loopback port, owned by this process.
 
     Memory storage by default (gone on stop); ``storage``/``env`` point it elsewhere, e.g. at a
     :class:`streams.durable.DurableStore` (``attune broker --data DIR``).
 
-    Use as a context manager, or call :meth:`start` / :meth:`stop`. The broker runs in its own process
-    group so stopping it never leaves a stray process, even if it forked.
+    Use as a context manager, or call :meth:`start` / :meth:`stop`.
     """
 
     def __init__(
@@ -144,15 +206,12 @@ class EmbeddedBroker:
         more ``tansu broker`` options (e.g. ``--authentication``); ``storage``: Tansu's ``--storage-engine``;
         ``env``: added to its environment (the S3 engine's endpoint and keys); ``die_with_parent``: see
         :func:`_die_with_parent`."""
-        self.die_with_parent = die_with_parent
+        super().__init__(log_path, die_with_parent)
         self.port = port or free_port()
         self.storage = storage
         self.env = dict(env or {})
         self.advertised_port = advertised_port or self.port
         self.extra_args = list(extra_args)
-        self.log_path = log_path
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._log: object | None = None
 
     @property
     def url(self) -> str:
@@ -161,10 +220,6 @@ class EmbeddedBroker:
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
 
     def start(self, timeout: float = 10.0) -> EmbeddedBroker:
         if self._proc is not None:
@@ -181,19 +236,8 @@ class EmbeddedBroker:
             self.storage,
             *self.extra_args,
         ]
-        out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
-        self._log = out
-        env = {**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "warn"), **self.env}
-        self._proc = subprocess.Popen(
-            cmd,
-            stdout=out,
-            stderr=out,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-            preexec_fn=_die_with_parent if self.die_with_parent else None,
-        )
-        atexit.register(self.stop)  # even if the owner dies of an exception, no broker outlives it
+        self._spawn(cmd, {**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "warn"), **self.env})
+        assert self._proc is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
@@ -204,37 +248,8 @@ class EmbeddedBroker:
         self.stop()
         raise TimeoutError(f"Tansu did not listen on port {self.port} within {timeout} s")
 
-    def running(self) -> bool:
-        """Started and not exited."""
-        return self._proc is not None and self._proc.poll() is None
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self._end(signal.SIGTERM, timeout)
-
-    def kill(self) -> None:
-        """SIGKILL, as a crash would (fault tests)."""
-        self._end(signal.SIGKILL, 5.0)
-
-    def _end(self, sig: signal.Signals, timeout: float) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, sig)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout)
-        log, self._log = self._log, None
-        if log is not None and hasattr(log, "close"):
-            log.close()
-
     def __enter__(self) -> EmbeddedBroker:
         return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def topic_plan(

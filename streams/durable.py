@@ -15,19 +15,16 @@ accepts any key, so it binds to 127.0.0.1 only.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .broker import _die_with_parent, free_port
+from .broker import OwnedProcess, free_port
 
 #: Versions this was verified against (the S3 calls Tansu makes, conditional writes included).
 VERIFIED_SEAWEEDFS = "4.48"
@@ -57,12 +54,16 @@ def _free_ports(n: int) -> list[int]:
     return ports
 
 
-class DurableStore:
+class DurableStore(OwnedProcess):
     """A SeaweedFS S3 gateway over ``data_dir``, and the settings that point Tansu's S3 engine at it.
 
     Ports are chosen once per instance, so :meth:`kill` then :meth:`start` comes back on the same address
     (tests and the restart bench rely on it); a new instance over the same directory finds the same data.
     """
+
+    #: SeaweedFS 4.48's graceful stop waits >10 s on its own gRPC streams; a SIGKILL after 3 s loses nothing
+    #: it acknowledged (tests/test_durable_broker.py kills it mid-stream).
+    stop_timeout = 3.0
 
     def __init__(
         self,
@@ -75,15 +76,12 @@ class DurableStore:
     ) -> None:
         """``hold_fds``: descriptors SeaweedFS inherits, e.g. the directory's lock, so that a SeaweedFS
         outliving its owner still holds it; ``die_with_parent``: see :func:`streams.broker._die_with_parent`."""
+        super().__init__(log_path, die_with_parent)
         self.data_dir = Path(data_dir)
         self.hold_fds = hold_fds
-        self.die_with_parent = die_with_parent
-        self.log_path = log_path
         self.bucket = bucket
         (self.s3_port, self.s3_grpc, self.master_port, self.master_grpc, self.volume_port, self.volume_grpc,
          self.filer_port, self.filer_grpc) = _free_ports(8)  # fmt: skip
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._log: object | None = None
 
     @property
     def endpoint(self) -> str:
@@ -104,10 +102,6 @@ class DurableStore:
             "AWS_DEFAULT_REGION": "us-east-1",
             "AWS_REGION": "us-east-1",
         }
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
 
     def command(self) -> list[str]:
         store = self.data_dir / "seaweedfs"
@@ -141,19 +135,9 @@ class DurableStore:
         if self._proc is not None:
             return self
         (self.data_dir / "seaweedfs").mkdir(parents=True, exist_ok=True)
-        out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
-        self._log = out
         cmd = self.command()
-        self._proc = subprocess.Popen(
-            cmd,
-            stdout=out,
-            stderr=out,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            pass_fds=self.hold_fds,
-            preexec_fn=_die_with_parent if self.die_with_parent else None,
-        )
-        atexit.register(self.stop)
+        self._spawn(cmd, pass_fds=self.hold_fds)
+        assert self._proc is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
@@ -179,36 +163,5 @@ class DurableStore:
         with urllib.request.urlopen(req, timeout=2) as resp:
             resp.read()
 
-    def running(self) -> bool:
-        """Started and not exited."""
-        return self._proc is not None and self._proc.poll() is None
-
-    def stop(self, timeout: float = 3.0) -> None:
-        """SIGTERM, then SIGKILL: SeaweedFS 4.48's graceful stop waits >10 s on its own gRPC streams, and a
-        SIGKILL loses nothing it acknowledged (tests/test_durable_broker.py kills it mid-stream)."""
-        self._end(signal.SIGTERM, timeout)
-
-    def kill(self) -> None:
-        """SIGKILL, as a crash would (fault tests)."""
-        self._end(signal.SIGKILL, 10.0)
-
-    def _end(self, sig: signal.Signals, timeout: float) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, sig)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout)
-        log, self._log = self._log, None
-        if log is not None and hasattr(log, "close"):
-            log.close()
-
     def __enter__(self) -> DurableStore:
         return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

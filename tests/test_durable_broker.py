@@ -163,6 +163,18 @@ async def _values(url: str) -> set[bytes]:
     return {value async for _t, _k, value, _at in consume(url, ["t"], idle_timeout=3.0)}
 
 
+def _restart_finds(port: str, data: Path, n: int, stop_with: signal.Signals) -> None:
+    """``attune broker`` started again on ``data`` serves the ``n`` records written before, then stops cleanly."""
+    again = _attune_broker("--port", port, "--data", str(data))
+    try:
+        _first_line(again)
+        assert asyncio.run(_values(f"kafka://127.0.0.1:{port}")) == {f"v{i}".encode() for i in range(n)}
+    finally:
+        again.send_signal(stop_with)
+        again.communicate(timeout=30)
+    assert again.returncode == 0
+
+
 def test_attune_broker_data_dir_survives_a_stop_and_start(tmp_path: Path) -> None:
     port = str(free_port())
     url = f"kafka://127.0.0.1:{port}"
@@ -177,14 +189,7 @@ def test_attune_broker_data_dir_survives_a_stop_and_start(tmp_path: Path) -> Non
     with socket.socket() as s:  # nothing left listening
         assert s.connect_ex(("127.0.0.1", int(port))) != 0
 
-    again = _attune_broker("--port", port, "--data", str(tmp_path / "d"))
-    try:
-        _first_line(again)
-        assert asyncio.run(_values(url)) == {f"v{i}".encode() for i in range(50)}
-    finally:
-        again.send_signal(signal.SIGINT)
-        again.communicate(timeout=30)
-    assert again.returncode == 0
+    _restart_finds(port, tmp_path / "d", 50, signal.SIGINT)
 
 
 def test_attune_broker_says_why_an_engine_is_refused(tmp_path: Path) -> None:
@@ -207,14 +212,7 @@ def test_a_sigkilled_broker_command_takes_its_processes_along(tmp_path: Path) ->
     deadline = time.monotonic() + 10
     while _port_open("127.0.0.1", int(port)) and time.monotonic() < deadline:  # Tansu got its SIGKILL
         time.sleep(0.1)
-    again = _attune_broker("--port", port, "--data", str(data))
-    try:
-        _first_line(again)
-        assert asyncio.run(_values(url)) == {f"v{i}".encode() for i in range(20)}
-    finally:
-        again.send_signal(signal.SIGTERM)
-        again.communicate(timeout=30)
-    assert again.returncode == 0
+    _restart_finds(port, data, 20, signal.SIGTERM)
 
 
 def test_a_data_directory_in_use_is_refused(tmp_path: Path) -> None:
