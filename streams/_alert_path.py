@@ -38,6 +38,7 @@ from schemas import DEFAULT_LIMITS, InvalidRecord, Limits, Turn, decode_turn_eve
 from schemas.topics import SAFETY_ALERTS, TURNS
 
 from . import security
+from ._quiet import quiet_repeats
 from .broker import PROFILES, ProfileName, bootstrap_of
 from .io import producer_for
 
@@ -310,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limits", default=None, help="the worker's input limits as JSON")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    quiet_repeats()  # aiokafka's reconnect errors while a broker is down: one per 30 s, with a count
     limits = Limits(**json.loads(args.limits)) if args.limits else DEFAULT_LIMITS
 
     def report(alerts: list[Any]) -> None:  # to the worker's supervisor thread, which counts them in its metrics

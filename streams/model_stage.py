@@ -28,6 +28,7 @@ from schemas.topics import TURN_MODEL_SCORES, TURNS
 from scorers.empathy_model import DEFAULT_MAX_CONVERSATIONS, EmpathyModel, ModelInput, ModelStage
 
 from . import security
+from ._quiet import quiet_repeats
 from .broker import PROFILES, ProfileName, bootstrap_of, create_topics
 from .io import producer_for
 
@@ -139,6 +140,7 @@ def main(
     scores and alerts win the cores and the model lags instead (docs/empathy-model.md, "Throughput").
     """
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    quiet_repeats()  # aiokafka's reconnect errors while a broker is down: one per 30 s, with a count
     if nice:
         os.nice(nice)
 

@@ -92,8 +92,8 @@ class OffsetAudit:
                 enable_auto_commit=False,
                 **security.client_kwargs(),
             )
-            await consumer.start()
             try:
+                await consumer.start()  # inside: a failed start (broker down) is stopped too
                 for topic, partition in tps:
                     offset = await consumer.committed(TopicPartition(topic, partition))
                     self._next[(topic, partition)] = offset if offset is not None else 0
@@ -236,8 +236,8 @@ class OffsetAudit:
         consumer = AIOKafkaConsumer(
             bootstrap_servers=self.bootstrap, enable_auto_commit=False, fetch_max_wait_ms=10, **security.client_kwargs()
         )
-        await consumer.start()
         try:
+            await consumer.start()  # inside: a failed start (broker down) is stopped too
             tp = TopicPartition(topic, partition)
             consumer.assign([tp])
             consumer.seek(tp, start)

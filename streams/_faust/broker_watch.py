@@ -168,8 +168,8 @@ class BrokerWatch:
             request_timeout_ms=int(self.timeout * 1000),
             **security.client_kwargs(),
         )
-        await consumer.start()
         try:
+            await consumer.start()  # inside: a failed start (broker down) is stopped too
             listed = await consumer.topics()  # metadata of every topic: never auto-creates one
             present = {t for t in self.topics if t in listed}
             tps = [

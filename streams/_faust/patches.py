@@ -48,8 +48,8 @@ async def fetched_highwaters(bootstrap: str, partitions: tuple[Any, ...], timeou
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap, enable_auto_commit=False, fetch_max_wait_ms=10, **security.client_kwargs()
     )
-    await consumer.start()
     try:
+        await consumer.start()  # inside: a failed start (broker down) is stopped too
         tps = {TopicPartition(tp.topic, tp.partition): tp for tp in partitions}
         consumer.assign(list(tps))
         reported = await consumer.end_offsets(list(tps))

@@ -22,6 +22,7 @@ import faust
 from schemas.topics import CONTROL, TURNS
 
 from .._core import BatchResult, CloseHook, Inbound, Outbound, TurnProcessor, control_record, is_open
+from .._quiet import quiet_repeats
 from .._trim import Trimmer
 from ..broker import bootstrap_of, create_topics
 from ..observability import METRICS, event_timestamps, json_logging_config, start_health_server, turns_lag
@@ -290,6 +291,7 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
     if prof.highwaters_from_fetch:
         highwaters_from_fetch(bootstrap_of(settings.broker))
     app, rt = create_app(settings)
+    quiet_repeats()  # aiokafka is imported by now: one reconnect error per 30 s while a broker is down
     alert_path = None
     if settings.alert_path:  # before Faust starts: alerts flow while the scoring agent joins and recovers
         from .._alert_path import AlertPathProcess
