@@ -32,7 +32,7 @@ from schemas import Conversation, Message, decode_output
 from schemas.topics import ALL_TOPICS, TURNS
 from scorers import evaluate_conversation
 from streams import PROFILES, EmbeddedBroker, StreamSettings, create_topics
-from streams.durable import DurableStore
+from streams.durable import DurableBroker
 from streams.io import consume, schedule
 from streams.worker import WorkerProcess
 
@@ -65,30 +65,6 @@ def pct(values: list[float], q: float) -> float | None:
         return None
     values = sorted(values)
     return round(values[min(len(values) - 1, round(q * (len(values) - 1)))], 3)
-
-
-class Broker:
-    def __init__(self, storage: str, root: Path) -> None:
-        self.store = DurableStore(root / "data", log_path=root / "weed.log") if storage == "durable" else None
-        if self.store:
-            self.store.start()
-        kw = {"storage": self.store.storage_url, "env": self.store.tansu_env()} if self.store else {}
-        self.broker = EmbeddedBroker(log_path=root / "tansu.log", **kw).start()  # type: ignore[arg-type]
-
-    def kill(self) -> None:
-        self.broker.kill()
-        if self.store:
-            self.store.kill()
-
-    def restart(self) -> None:
-        if self.store:
-            self.store.start()
-        self.broker.start()
-
-    def stop(self) -> None:
-        self.broker.stop()
-        if self.store:
-            self.store.stop()
 
 
 async def send_all(
@@ -125,14 +101,18 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, object]:
     pace = len(convs) / args.rate  # schedule() spaces all turns evenly: rate turns/s overall
     events = [(e.at, e.key, e.value, f"{e.conversation_id}:{e.turn_index}") for e in schedule(convs, pace)]
     duration = events[-1][0]
-    b = Broker(args.storage, root)
+    b: DurableBroker | EmbeddedBroker
+    if args.storage == "durable":
+        b = DurableBroker(root / "data", log_dir=root).start()
+    else:
+        b = EmbeddedBroker(log_path=root / "tansu.log").start()
     worker = None
     try:
         profile = "tansu-durable" if args.storage == "durable" else "tansu"
-        settings = StreamSettings(broker=b.broker.url, profile=profile)
-        await create_topics(b.broker.bootstrap, settings.topics(), configs=settings.topic_configs(), timeout=60)
+        settings = StreamSettings(broker=b.url, profile=profile)
+        await create_topics(b.bootstrap, settings.topics(), configs=settings.topic_configs(), timeout=60)
         worker = WorkerProcess(
-            b.broker.url,
+            b.url,
             profile,
             ["--inactivity-timeout", "300", "--broker-check-interval", "1", "--datadir", str(root / "worker")],
             log_path=root / "worker.log",
@@ -145,7 +125,7 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, object]:
         stop = asyncio.Event()
 
         async def read() -> None:
-            async for _topic, _k, value, at in consume(b.broker.url, OUTPUTS, stop=stop, fetch_wait_ms=wait):
+            async for _topic, _k, value, at in consume(b.url, OUTPUTS, stop=stop, fetch_wait_ms=wait):
                 rec = decode_output(value)
                 seen.setdefault(rid(rec), []).append(rec)
                 if rec.kind == "safety_alert" and rec.alert_type == "crisis_disclosure":
@@ -153,7 +133,7 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, object]:
 
         wait = PROFILES[profile].fetch_max_wait_ms or 10
         reader = asyncio.create_task(read())
-        sender = asyncio.create_task(send_all(b.broker.url, events, sent_at, retries))
+        sender = asyncio.create_task(send_all(b.url, events, sent_at, retries))
         if args.no_kill:
             killed = restarted = float("inf")
         else:
@@ -161,7 +141,7 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, object]:
             killed = time.time()
             b.kill()
             await asyncio.sleep(args.down)
-            await asyncio.to_thread(b.restart)
+            await asyncio.to_thread(b.start)
             restarted = time.time()
         await sender
         deadline = time.monotonic() + args.drain
@@ -170,7 +150,7 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, object]:
         stop.set()
         reader.cancel()
         turns_on_topic = set()
-        async for _t, _k, value, _at in consume(b.broker.url, [TURNS.name], idle_timeout=5.0, fetch_wait_ms=wait):
+        async for _t, _k, value, _at in consume(b.url, [TURNS.name], idle_timeout=5.0, fetch_wait_ms=wait):
             t = json.loads(value)
             turns_on_topic.add((t["conversation_id"], t["turn_index"]))
         missing = want.keys() - seen.keys()

@@ -38,7 +38,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from stream_bench import CpuMeter, pct  # this folder is on sys.path when the script runs
 
 from streams import EmbeddedBroker
-from streams.durable import DurableStore
+from streams.durable import DurableBroker, DurableStore
 
 PAD = b"x" * 400
 
@@ -60,10 +60,8 @@ def broker_with(storage: str) -> Iterator[tuple[EmbeddedBroker, DurableStore | N
         with EmbeddedBroker() as broker:
             yield broker, None
         return
-    with contextlib.ExitStack() as stack:
-        store = stack.enter_context(DurableStore(Path(stack.enter_context(tempfile.TemporaryDirectory()))))
-        broker = stack.enter_context(EmbeddedBroker(storage=store.storage_url, env=store.tansu_env()))
-        yield broker, store
+    with tempfile.TemporaryDirectory() as tmp, DurableBroker(Path(tmp)) as durable:
+        yield durable.broker, durable.store
 
 
 async def run(

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import FrameType
 
 from .broker import EmbeddedBroker, _port_open
-from .durable import VERIFIED_SEAWEEDFS, DurableStore, weed_binary
+from .durable import VERIFIED_SEAWEEDFS, DurableBroker, weed_binary
 
 
 def _last_lines(path: Path, n: int = 3) -> str:
@@ -45,13 +45,16 @@ def run_broker(port: int, data: Path | None, storage: str | None) -> int:
         except BlockingIOError:
             print(f"error: {logdir} is in use by another attune broker", file=sys.stderr)
             return 2
-        store = None
+        broker: EmbeddedBroker | DurableBroker
         if data is not None:
-            store = DurableStore(data, log_path=data / "seaweedfs.log", hold_fds=(lock.fileno(),), die_with_parent=True)
-        return _serve(port, store, storage, logdir)
+            broker = DurableBroker(data, port=port, hold_fds=(lock.fileno(),), die_with_parent=True)
+        else:
+            engine = storage or "memory://tansu/"
+            broker = EmbeddedBroker(port, log_path=logdir / "tansu.log", storage=engine, die_with_parent=True)
+        return _serve(broker, storage, logdir)
 
 
-def _serve(port: int, store: DurableStore | None, storage: str | None, logdir: Path) -> int:
+def _serve(broker: EmbeddedBroker | DurableBroker, storage: str | None, logdir: Path) -> int:
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -59,18 +62,12 @@ def _serve(port: int, store: DurableStore | None, storage: str | None, logdir: P
 
     for sig in (signal.SIGINT, signal.SIGTERM):  # before starting anything: a signal mid-start stops both too
         signal.signal(sig, on_signal)
+    store = broker.store if isinstance(broker, DurableBroker) else None
     try:
-        if store is not None:
-            store.start()
-        engine = store.storage_url if store else (storage or "memory://tansu/")
-        env = store.tansu_env() if store else None
-        broker = EmbeddedBroker(port, log_path=logdir / "tansu.log", storage=engine, env=env, die_with_parent=True)
-        broker.start()
+        broker.start()  # a DurableBroker stops its storage if Tansu fails
     except (RuntimeError, TimeoutError, FileNotFoundError) as e:
         detail = _last_lines(logdir / "tansu.log", 1)
         print(f"error: the broker did not start: {e}" + (f"; Tansu said: {detail}" if detail else ""), file=sys.stderr)
-        if store is not None:
-            store.stop()
         return 1
     url = broker.url
     if store is not None:
@@ -86,15 +83,13 @@ def _serve(port: int, store: DurableStore | None, storage: str | None, logdir: P
     print(f"  logs: {logdir}", flush=True)
     died = ""
     while not stop.wait(0.5):
-        if not broker.running():
-            died = f"Tansu exited ({_last_lines(logdir / 'tansu.log')})"
-        elif store is not None and not store.running():
+        if store is not None and not store.running():
             died = f"SeaweedFS exited ({_last_lines(logdir / 'seaweedfs.log')})"
+        elif not broker.running():
+            died = f"Tansu exited ({_last_lines(logdir / 'tansu.log')})"
         if died:
             break
     broker.stop()
-    if store is not None:
-        store.stop()
     if died:
         print(f"error: {died}; the broker is stopped", file=sys.stderr)
         return 1

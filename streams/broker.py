@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import dataclasses
 import importlib.resources
 import os
 import signal
@@ -65,11 +66,10 @@ class BrokerProfile:
     highwaters_from_fetch: bool
 
 
+_TANSU = BrokerProfile("tansu", 8.0, 2.0, linger_ms=1, fetch_max_wait_ms=10, highwaters_from_fetch=True)
 PROFILES: dict[ProfileName, BrokerProfile] = {
-    "tansu": BrokerProfile("tansu", 8.0, 2.0, linger_ms=1, fetch_max_wait_ms=10, highwaters_from_fetch=True),
-    "tansu-durable": BrokerProfile(
-        "tansu-durable", 8.0, 2.0, linger_ms=1, fetch_max_wait_ms=200, highwaters_from_fetch=True
-    ),
+    "tansu": _TANSU,
+    "tansu-durable": dataclasses.replace(_TANSU, name="tansu-durable", fetch_max_wait_ms=200),
     "kafka": BrokerProfile("kafka", 30.0, 3.0, linger_ms=5, fetch_max_wait_ms=None, highwaters_from_fetch=False),
 }
 

@@ -24,7 +24,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .broker import OwnedProcess, free_port
+from .broker import EmbeddedBroker, OwnedProcess, free_port
 
 #: Versions this was verified against (the S3 calls Tansu makes, conditional writes included).
 VERIFIED_SEAWEEDFS = "4.48"
@@ -45,11 +45,12 @@ def weed_binary() -> Path:
     return found
 
 
-def _free_ports(n: int) -> list[int]:
+def _free_ports(n: int, avoid: tuple[int, ...] = ()) -> list[int]:
+    """``n`` distinct free ports, none of ``avoid`` (ports promised to another process not started yet)."""
     ports: list[int] = []
     while len(ports) < n:
         p = free_port()
-        if p not in ports:
+        if p not in ports and p not in avoid:
             ports.append(p)
     return ports
 
@@ -73,15 +74,23 @@ class DurableStore(OwnedProcess):
         *,
         hold_fds: tuple[int, ...] = (),
         die_with_parent: bool = False,
+        avoid_ports: tuple[int, ...] = (),
     ) -> None:
-        """``hold_fds``: descriptors SeaweedFS inherits, e.g. the directory's lock, so that a SeaweedFS
-        outliving its owner still holds it; ``die_with_parent``: see :func:`streams.broker._die_with_parent`."""
+        """``avoid_ports``: not to be chosen (the broker's, bound later); ``hold_fds``: descriptors SeaweedFS
+        inherits, e.g. the directory's lock, so that a SeaweedFS outliving its owner still holds it;
+        ``die_with_parent``: see :func:`streams.broker._die_with_parent`."""
         super().__init__(log_path, die_with_parent)
         self.data_dir = Path(data_dir)
         self.hold_fds = hold_fds
         self.bucket = bucket
         (self.s3_port, self.s3_grpc, self.master_port, self.master_grpc, self.volume_port, self.volume_grpc,
-         self.filer_port, self.filer_grpc) = _free_ports(8)  # fmt: skip
+         self.filer_port, self.filer_grpc) = _free_ports(8, avoid_ports)  # fmt: skip
+
+    @property
+    def ports(self) -> tuple[int, ...]:
+        """Every port SeaweedFS will listen on (chosen free now, bound only when it starts)."""
+        return (self.s3_port, self.s3_grpc, self.master_port, self.master_grpc, self.volume_port, self.volume_grpc,
+                self.filer_port, self.filer_grpc)  # fmt: skip
 
     @property
     def endpoint(self) -> str:
@@ -165,3 +174,74 @@ class DurableStore(OwnedProcess):
 
     def __enter__(self) -> DurableStore:
         return self.start()
+
+
+class DurableBroker:
+    """Tansu over a :class:`DurableStore`: started, killed and stopped together, always on the same ports
+    and directory, so a :meth:`kill` then :meth:`start` is a crash and restart of the whole broker.
+
+    Same interface as :class:`streams.broker.EmbeddedBroker` where it matters (``url``, ``bootstrap``,
+    ``start``, ``kill``, ``stop``, ``running``): a bench can take either.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        log_dir: Path | None = None,
+        port: int | None = None,
+        *,
+        hold_fds: tuple[int, ...] = (),
+        die_with_parent: bool = False,
+    ) -> None:
+        logs = log_dir or data_dir
+        self.store = DurableStore(
+            data_dir,
+            log_path=logs / "seaweedfs.log",
+            hold_fds=hold_fds,
+            die_with_parent=die_with_parent,
+            avoid_ports=(port,) if port else (),
+        )
+        if port is None:  # not one SeaweedFS was given: they are not bound yet, so free_port may return them
+            port = next(p for p in iter(free_port, -1) if p not in self.store.ports)
+        self.broker = EmbeddedBroker(
+            port,
+            log_path=logs / "tansu.log",
+            storage=self.store.storage_url,
+            env=self.store.tansu_env(),
+            die_with_parent=die_with_parent,
+        )
+
+    @property
+    def url(self) -> str:
+        return self.broker.url
+
+    @property
+    def bootstrap(self) -> str:
+        return self.broker.bootstrap
+
+    def start(self) -> DurableBroker:
+        """Storage first (Tansu checks its bucket at start); if Tansu fails, the storage is stopped too."""
+        self.store.start()
+        try:
+            self.broker.start()
+        except BaseException:
+            self.store.stop()
+            raise
+        return self
+
+    def running(self) -> bool:
+        return self.broker.running() and self.store.running()
+
+    def kill(self) -> None:
+        self.broker.kill()
+        self.store.kill()
+
+    def stop(self) -> None:
+        self.broker.stop()
+        self.store.stop()
+
+    def __enter__(self) -> DurableBroker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -23,48 +23,21 @@ from _stream_helpers import comparable, expected_records, read_back, synthetic
 
 from schemas import Conversation, encode
 from schemas.topics import SAFETY_ALERTS, TURNS
-from streams import EmbeddedBroker, StreamSettings, WorkerProcess, create_topics
+from streams import StreamSettings, WorkerProcess, create_topics
 from streams.broker import _port_open, free_port
-from streams.durable import DurableStore
+from streams.durable import DurableBroker
 from streams.io import consume, publish, schedule, send_raw
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
 
-class Durable:
-    """Store + broker, killed and restarted together on the same ports and directory."""
-
-    def __init__(self, root: Path) -> None:
-        self.store = DurableStore(root / "data", log_path=root / "weed.log")
-        self.store.start()
-        self.broker = EmbeddedBroker(
-            storage=self.store.storage_url, env=self.store.tansu_env(), log_path=root / "tansu.log"
-        ).start()
-
-    @property
-    def url(self) -> str:
-        return self.broker.url
-
-    def kill(self) -> None:
-        self.broker.kill()
-        self.store.kill()
-
-    def restart(self) -> None:
-        self.store.start()
-        self.broker.start()
-
-    def stop(self) -> None:
-        self.broker.stop()
-        self.store.stop()
-
-
 @pytest.fixture
-def durable(tmp_path: Path) -> Iterator[Durable]:
-    d = Durable(tmp_path)
+def durable(tmp_path: Path) -> Iterator[DurableBroker]:
+    d = DurableBroker(tmp_path / "data", log_dir=tmp_path).start()
     try:
         settings = StreamSettings(broker=d.url, profile="tansu-durable")
         asyncio.run(
-            asyncio.wait_for(create_topics(d.broker.bootstrap, settings.topics(), configs=settings.topic_configs()), 60)
+            asyncio.wait_for(create_topics(d.bootstrap, settings.topics(), configs=settings.topic_configs()), 60)
         )
         yield d
     finally:
@@ -88,7 +61,7 @@ async def _count_turns(url: str) -> int:
     return n
 
 
-def test_durable_broker_sigkill_mid_stream_loses_nothing(durable: Durable, tmp_path: Path) -> None:
+def test_durable_broker_sigkill_mid_stream_loses_nothing(durable: DurableBroker, tmp_path: Path) -> None:
     worker = WorkerProcess(
         durable.url,
         "tansu-durable",
@@ -118,7 +91,7 @@ def test_durable_broker_sigkill_mid_stream_loses_nothing(durable: Durable, tmp_p
         asyncio.run(publish(durable.url, TURNS.name, schedule(burst), profile="tansu-durable"))
         durable.kill()  # the worker is scoring the burst: outputs in flight, commits pending
         time.sleep(2.0)
-        durable.restart()
+        durable.start()
         asyncio.run(send_raw(durable.url, TURNS.name, _turn_events(across, skip=3), "tansu-durable"))
 
         want = expected_records(done_before + across + burst)
