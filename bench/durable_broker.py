@@ -27,6 +27,7 @@ from collections import Counter
 from pathlib import Path
 
 from aiokafka import AIOKafkaProducer
+from alert_kill_bench import pct  # this folder is on sys.path when the script runs
 
 from schemas import Conversation, Message, decode_output
 from schemas.topics import ALL_TOPICS, TURNS
@@ -58,13 +59,6 @@ def conversations(n: int) -> list[Conversation]:
 
 def rid(rec: object) -> str:
     return rec.alert_id if rec.kind == "safety_alert" else rec.record_id  # type: ignore[attr-defined]
-
-
-def pct(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    values = sorted(values)
-    return round(values[min(len(values) - 1, round(q * (len(values) - 1)))], 3)
 
 
 async def send_all(
