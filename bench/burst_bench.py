@@ -9,11 +9,15 @@ worker's own ``/metrics`` and ``/proc``:
 * the event loop's largest lag (``attune_event_loop_lag_max_seconds``) and how many 100 ms ticks were
   over 1 s;
 * turns re-read by the audit (``attune_reread_total``) and the largest single re-read it logged;
-* ``attune_turn_scores_total`` next to the distinct ``turn_score`` records on the topic, and the
-  duplicates the worker ignored;
-* the worker's peak RSS (VmHWM) and RSS at the end; wall time.
+* the turn scores the worker counted (``attune_turn_scores_total``, during this burst) next to the distinct
+  ``turn_score`` records on the topic, and the duplicates the worker ignored;
+* memory (issue 14 part 4), from ``/proc``: the worker's RSS at ready, after ``--warmup`` conversations
+  (the level a worker that served any traffic starts a burst from), at the peak (VmHWM), once drained, and
+  once every tombstone expired; its allocator (``PYTHONMALLOC``, ``streams._allocator``) and the RSS of its
+  alert path process, which the worker's figures leave out. ``--bursts 2`` shows whether what one burst
+  leaves behind adds up. ``PYTHONMALLOC=pymalloc`` in the environment runs the worker on pymalloc.
 
-    .venv/bin/python bench/burst_bench.py [--turns 200000] [--turns-per-conversation 20] [--json out.json]
+    .venv/bin/python bench/burst_bench.py [--turns 200000] [--bursts 1] [--warmup 50] [--json out.json]
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from schemas import Conversation, Message, encode
 from schemas.topics import TURN_SCORES, TURNS
@@ -43,11 +48,11 @@ LINES = (
 )
 
 
-def conversations(turns: int, per: int) -> list[Conversation]:
+def conversations(turns: int, per: int, burst: int = 0) -> list[Conversation]:
     n = turns // per
     return [
         Conversation(
-            conversation_id=f"burst-{i:06d}",
+            conversation_id=f"burst{burst or ''}-{i:06d}",
             turns=[Message(role="user" if j % 2 == 0 else "assistant", text=LINES[j % 4]) for j in range(per)],
         )
         for i in range(n)
@@ -69,6 +74,21 @@ def proc_kb(pid: int, field: str) -> int:
     return int(m.group(1)) if m else 0
 
 
+def children_rss_mb(pid: int) -> int:
+    """RSS of the worker's child processes (its alert path), which the worker's own figures leave out."""
+    kids = [k for t in Path(f"/proc/{pid}/task").iterdir() for k in (t / "children").read_text().split()]
+    return round(sum(proc_kb(int(k), "VmRSS") for k in kids) / 1024)
+
+
+def allocator(pid: int) -> str:
+    env = dict(
+        kv.split("=", 1)
+        for kv in Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace").split("\0")
+        if "=" in kv
+    )
+    return env.get("PYTHONMALLOC", "pymalloc (default)")
+
+
 async def publish_all(url: str, convs: list[Conversation]) -> float:
     producer = producer_for(url, "tansu")
     await producer.start()
@@ -86,12 +106,15 @@ async def publish_all(url: str, convs: list[Conversation]) -> float:
     return time.monotonic() - t
 
 
-async def distinct_scores(url: str, want: int, timeout: float) -> set[str]:
+async def distinct_scores(url: str, want: int, timeout: float, prefix: str = "") -> set[str]:
+    """Distinct turn-score record ids of the conversations whose id starts with ``prefix`` (one burst's)."""
     ids: set[str] = set()
     stop = asyncio.Event()
 
     async def read() -> None:
-        async for _t, _k, value, _at in consume(url, [TURN_SCORES.name], stop=stop):
+        async for _t, key, value, _at in consume(url, [TURN_SCORES.name], stop=stop):
+            if key is not None and not key.decode().startswith(prefix):
+                continue
             ids.add(json.loads(value)["record_id"])
             if len(ids) >= want:
                 stop.set()
@@ -99,6 +122,53 @@ async def distinct_scores(url: str, want: int, timeout: float) -> set[str]:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(read(), timeout)
     return ids
+
+
+def burst(
+    args: argparse.Namespace, url: str, worker: WorkerProcess, port: int, convs: list[Conversation]
+) -> dict[str, Any]:
+    """Publish one burst, wait for every turn score, then for every tombstone to expire; the figures."""
+    want = sum(m.role == "assistant" for c in convs for m in c.turns)
+    before = metrics(port).get("attune_turn_scores_total", 0.0)
+    started = time.monotonic()
+    publish_s = asyncio.run(publish_all(url, convs))
+    print(f"published {len(convs) * args.turns_per_conversation} turns in {publish_s:.1f} s", flush=True)
+    last = -1.0
+    deadline = started + args.timeout
+    while time.monotonic() < deadline:
+        scored = metrics(port).get("attune_turn_scores_total", 0.0) - before
+        if scored != last:
+            print(f"  {time.monotonic() - started:6.1f} s: {scored:,.0f} turn scores counted", flush=True)
+        last = scored
+        if scored >= want:
+            break
+        time.sleep(2.0)
+    drained_s = time.monotonic() - started
+    ids = asyncio.run(distinct_scores(url, want, timeout=120, prefix=convs[0].conversation_id[:-6]))
+    m = metrics(port)
+    rss_drained = proc_kb(worker.pid, "VmRSS")
+    time.sleep(args.tombstone_ttl + 15.0)  # every tombstone expired, its keys deleted from the tables
+    rss_expired = proc_kb(worker.pid, "VmRSS")
+    rereads = [int(x) for x in re.findall(r"re-read (\d+) message", "\n".join(worker.lines))]
+    return {
+        "turns": len(convs) * args.turns_per_conversation,
+        "conversations": len(convs),
+        "publish_s": round(publish_s, 1),
+        "drained_s": round(drained_s, 1),
+        "loop_lag_max_s": round(m.get("attune_event_loop_lag_max_seconds", float("nan")), 3),
+        "loop_ticks_over_1s": m.get("attune_event_loop_lag_seconds_count", 0)
+        - m.get('attune_event_loop_lag_seconds_bucket{le="1.0"}', 0),
+        "reread_total": m.get('attune_reread_total{topic="attune.turns"}', 0.0),
+        "largest_reread": max(rereads, default=0),
+        "turn_scores_counted": m.get("attune_turn_scores_total", 0.0) - before,
+        "turn_score_records": len(ids),
+        "assistant_turns": want,
+        "duplicates_ignored": m.get('attune_turns_ignored_total{reason="duplicate"}', 0.0),
+        "worker_rss_mb_peak": round(proc_kb(worker.pid, "VmHWM") / 1024),
+        "worker_rss_mb_drained": round(rss_drained / 1024),
+        "worker_rss_mb_after_expiry": round(rss_expired / 1024),
+        "open_conversations_after_expiry": m.get("attune_open_conversations", float("nan")),
+    }
 
 
 def main() -> int:
@@ -114,9 +184,21 @@ def main() -> int:
         help="the worker's --tombstone-ttl: after the drain, RSS is read again once every closed conversation's "
         "tombstone has expired (that long plus 15 s)",
     )
+    p.add_argument(
+        "--bursts",
+        type=int,
+        default=1,
+        help="bursts in a row into the same worker, each drained and expired before the next (does the "
+        "memory left after one add up?); figures of burst 2 on are prefixed burstN_",
+    )
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=50,
+        help="conversations run through the worker (opened, closed, expired) before the burst; RSS after them is "
+        "worker_rss_mb_warm, the level a worker that has served any traffic starts a burst from (0: none)",
+    )
     args = p.parse_args()
-    convs = conversations(args.turns, args.turns_per_conversation)
-    want = sum(m.role == "assistant" for c in convs for m in c.turns)
     logdir = Path(tempfile.mkdtemp(prefix="attune-burst-"))
     port = free_port()
     with EmbeddedBroker(log_path=logdir / "tansu.log") as broker:
@@ -134,53 +216,45 @@ def main() -> int:
         try:
             worker.wait_ready(90)
             rss0 = proc_kb(worker.pid, "VmRSS")
-            started = time.monotonic()
-            publish_s = asyncio.run(publish_all(broker.url, convs))
-            print(f"published {len(convs) * args.turns_per_conversation} turns in {publish_s:.1f} s", flush=True)
-            last = -1.0
-            deadline = started + args.timeout
-            while time.monotonic() < deadline:
-                m = metrics(port)
-                scored = m.get("attune_turn_scores_total", 0.0)
-                if scored != last:
-                    print(f"  {time.monotonic() - started:6.1f} s: {scored:,.0f} turn scores counted", flush=True)
-                last = scored
-                if scored >= want:
-                    break
-                time.sleep(2.0)
-            drained_s = time.monotonic() - started
-            ids = asyncio.run(distinct_scores(broker.url, want, timeout=120))
-            m = metrics(port)
-            rss_drained = proc_kb(worker.pid, "VmRSS")
-            time.sleep(args.tombstone_ttl + 15.0)  # every tombstone expired, its keys deleted from the tables
-            rss_expired = proc_kb(worker.pid, "VmRSS")
-            rereads = [int(x) for x in re.findall(r"re-read (\d+) message", "\n".join(worker.lines))]
-            result = {
-                "turns": len(convs) * args.turns_per_conversation,
-                "conversations": len(convs),
-                "publish_s": round(publish_s, 1),
-                "drained_s": round(drained_s, 1),
-                "loop_lag_max_s": round(m.get("attune_event_loop_lag_max_seconds", float("nan")), 3),
-                "loop_ticks_over_1s": m.get("attune_event_loop_lag_seconds_count", 0)
-                - m.get('attune_event_loop_lag_seconds_bucket{le="1.0"}', 0),
-                "reread_total": m.get('attune_reread_total{topic="attune.turns"}', 0.0),
-                "largest_reread": max(rereads, default=0),
-                "turn_scores_total": m.get("attune_turn_scores_total", 0.0),
-                "turn_score_records": len(ids),
-                "assistant_turns": want,
-                "duplicates_ignored": m.get('attune_turns_ignored_total{reason="duplicate"}', 0.0),
+            result: dict[str, Any] = {
+                "worker_allocator": allocator(worker.pid),
                 "worker_rss_mb_start": round(rss0 / 1024),
-                "worker_rss_mb_peak": round(proc_kb(worker.pid, "VmHWM") / 1024),
-                "worker_rss_mb_drained": round(rss_drained / 1024),
-                "worker_rss_mb_after_expiry": round(rss_expired / 1024),
-                "open_conversations_after_expiry": m.get("attune_open_conversations", float("nan")),
+                "alert_path_rss_mb_start": children_rss_mb(worker.pid),
             }
+            if args.warmup:  # a few conversations opened, closed and expired: what a worker holds once it ran
+                burst(
+                    args,
+                    broker.url,
+                    worker,
+                    port,
+                    conversations(args.warmup * args.turns_per_conversation, args.turns_per_conversation, 99),
+                )
+                result["worker_rss_mb_warm"] = round(proc_kb(worker.pid, "VmRSS") / 1024)
+            for b in range(args.bursts):
+                convs = conversations(args.turns, args.turns_per_conversation, b)
+                result.update(
+                    {
+                        f"burst{b + 1}_{k}" if b else k: v
+                        for k, v in burst(args, broker.url, worker, port, convs).items()
+                    }
+                )
+                if b == 0:  # the first burst's peak over the level it started from (after the warm-up)
+                    base = result.get("worker_rss_mb_warm", result["worker_rss_mb_start"])
+                    result["kb_per_open_conversation_at_peak"] = round(
+                        (result["worker_rss_mb_peak"] - base) * 1024 / len(convs), 1
+                    )
+            result["alert_path_rss_mb_after_expiry"] = children_rss_mb(worker.pid)
         finally:
             worker.stop(30)
     print(json.dumps(result, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
-    ok = result["turn_scores_total"] == result["turn_score_records"] == want and result["loop_lag_max_s"] < 1.0
+    ok = True
+    for b in range(args.bursts):  # every score on the topic and counted, no stall
+        pre = f"burst{b + 1}_" if b else ""
+        want = result[f"{pre}assistant_turns"]
+        ok &= result[f"{pre}turn_score_records"] == want and result[f"{pre}turn_scores_counted"] == want
+        ok &= result[f"{pre}loop_lag_max_s"] < 1.0
     print("OK" if ok else "NOT OK: see above", flush=True)
     return 0 if ok else 1
 

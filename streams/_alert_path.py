@@ -320,6 +320,9 @@ def main(argv: list[str] | None = None) -> int:
             counts[a.alert_type] = counts.get(a.alert_type, 0) + 1
         print(json.dumps({COUNTS_KEY: counts}), flush=True)
 
+    from scorers.safety import detector_version
+
+    detector_version()  # loads the crisis model: the first alert does not wait for it
     path = AlertPath(
         args.broker,
         app_id=args.app_id,

@@ -5,7 +5,8 @@ allocated by the C allocator. When thousands of conversations close, glibc keeps
 free lists and the process's RSS stays at its peak; ``malloc_trim(0)`` returns the free pages. Measured
 after a 200,000-turn burst, once every conversation had closed and its tombstone expired: RSS 383 → 275 MB
 (docs/benchmarks.md, "2026-11-25: memory per open conversation"). Python's own small-object arenas are not
-affected (an arena is freed only when every object in it is), which is what keeps RSS above its start.
+affected (an arena is freed only when every object in it is), which is why the worker runs on glibc malloc
+(``streams._allocator``): there every freed page can be trimmed.
 
 The trim runs off the event loop (ctypes releases the GIL), at most once per halving of the keys the state
 tables hold (buffered-turn chunks, conversation metas and tombstones) since the last one, all the way down

@@ -14,6 +14,7 @@ from schemas import DEFAULT_LIMITS, Limits
 from schemas.topics import ALL_TOPICS, TURNS
 from scorers._extras import missing_extra
 
+from ._allocator import CHOICES
 from ._core import Timeouts
 from .settings import DEFAULT_METRICS_PORT, DEFAULT_RETENTION_HOURS
 
@@ -87,7 +88,6 @@ def _reaching_broker(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argp
 
 @_reaching_broker
 def _cmd_worker(args: argparse.Namespace) -> int:
-    from ._faust import run_worker
     from .settings import StreamSettings
 
     settings = StreamSettings(
@@ -132,6 +132,11 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         except (JudgeConfigError, ValueError, OSError) as e:
             print(f"error: judge configuration: {e}", file=sys.stderr)
             return 2
+    from ._allocator import reexec_with
+
+    reexec_with(args.allocator)  # once the arguments are known good; returns when the allocator is right
+    from ._faust import run_worker
+
     return run_worker(settings, loglevel=args.loglevel, log_format=args.log_format)
 
 
@@ -310,6 +315,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--metrics-host", default="127.0.0.1", help="address of the metrics endpoint (default %(default)s)")
     o.add_argument(
         "--log-format", choices=("text", "json"), default="text", help="log lines as text or JSON objects on stderr"
+    )
+    p.add_argument(
+        "--allocator",
+        choices=CHOICES,
+        default=None,
+        help="memory allocator: 'malloc' (the default on glibc, unless PYTHONMALLOC is set) hands memory back "
+        "after a burst, 'pymalloc' is Python's own; the worker restarts itself once to apply it (same PID)",
     )
     p.add_argument("--loglevel", default="WARNING", help="log level (default %(default)s)")
     p.set_defaults(func=_cmd_worker)

@@ -20,6 +20,7 @@ from typing import Any
 import faust
 
 from schemas.topics import CONTROL, TURNS
+from scorers.safety import detector_version
 
 from .._core import BatchResult, CloseHook, Inbound, Outbound, TurnProcessor, control_record, is_open
 from .._quiet import quiet_repeats
@@ -340,6 +341,9 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
         logging_config=json_logging_config(loglevel) if log_format == "json" else None,
     )
     worker.spinner = None  # its cursor escapes would garble the ready lines supervisors parse
+    # The crisis model now, not on the first user turn: that turn's alert does not wait for it, and its
+    # tens of thousands of small objects are allocated (and frozen) before a burst, not scattered through one.
+    detector_version()
     freeze_long_lived()
     try:
         worker.execute_from_commandline()
