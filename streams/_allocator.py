@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Mapping
 
 from ._trim import _malloc_trim
 
@@ -30,7 +31,7 @@ ENV = "PYTHONMALLOC"
 CHOICES = ("malloc", "pymalloc")
 
 
-def wanted(choice: str | None, environ: dict[str, str] | os._Environ[str] = os.environ) -> str | None:
+def wanted(choice: str | None, environ: Mapping[str, str] = os.environ) -> str | None:
     """The ``PYTHONMALLOC`` value to re-execute with, or None to run on as this process is.
 
     ``choice`` None (the default) means malloc where glibc can trim, unless ``PYTHONMALLOC`` is already set;
