@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Mapping
 
-from ._trim import _malloc_trim
+from ._trim import can_trim
 
 log = logging.getLogger("attune.streams")
 
@@ -38,7 +38,7 @@ def wanted(choice: str | None, environ: Mapping[str, str] = os.environ) -> str |
     an explicit choice is applied unless the environment already says exactly that."""
     current = environ.get(ENV)
     if choice is None:
-        if current is not None or _malloc_trim() is None:
+        if current is not None or not can_trim():
             return None
         choice = "malloc"
     return None if current == choice else choice

@@ -231,10 +231,9 @@ class TurnSummary:
 
     def __init__(self, metrics: Mapping[str, float], empathy: float) -> None:
         keys = tuple(metrics)
-        shared = _SUMMARY_KEYS.get(keys)
-        if shared is None and len(_SUMMARY_KEYS) < 64:
-            shared = _SUMMARY_KEYS.setdefault(keys, keys)
-        self._keys = shared or keys
+        if keys not in _SUMMARY_KEYS and len(_SUMMARY_KEYS) < 64:
+            _SUMMARY_KEYS[keys] = keys
+        self._keys = _SUMMARY_KEYS.get(keys, keys)
         values = [*metrics.values(), empathy]
         self._values: Sequence[float] = array("d", values) if all(type(v) is float for v in values) else tuple(values)
 

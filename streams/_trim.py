@@ -36,6 +36,11 @@ def _malloc_trim() -> Callable[[int], int] | None:
         return None
 
 
+def can_trim() -> bool:
+    """Whether this C library has ``malloc_trim`` (glibc): where it has not, nothing here can hand memory back."""
+    return _malloc_trim() is not None
+
+
 class Trimmer:
     """Calls ``malloc_trim(0)`` each time the state held fell to half its high-water mark since the last
     trim, once that mark reached ``min_peak``, down to zero; a steady load never trims."""

@@ -14,7 +14,7 @@ import pytest
 import scorers
 from schemas import Conversation, Message, SafetyAlert, decode_output, encode
 from schemas.topics import SAFETY_ALERTS, TURNS
-from streams._trim import _malloc_trim
+from streams._trim import can_trim
 
 POSSIBLE = "i'm ready. i'd like to be excused from all of it."  # model only (no anchor concept), a 'ready' cue
 CUES = ["i picked up the rope today", "nobody's home till monday"]
@@ -199,7 +199,7 @@ def test_the_alert_path_process_ends_with_its_worker(start_worker) -> None:
     worker = start_worker("--metrics-port", "0", "--broker-check-interval", "0")
     worker.wait_ready(90)
     (child,) = _children(worker.pid)
-    if _malloc_trim() is not None and "PYTHONMALLOC" not in os.environ:  # re-executed with malloc, same PID
+    if can_trim() and "PYTHONMALLOC" not in os.environ:  # re-executed with malloc, same PID
         for pid in (worker.pid, child):
             assert b"PYTHONMALLOC=malloc" in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     os.kill(worker.pid, signal.SIGKILL)
