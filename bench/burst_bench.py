@@ -13,11 +13,12 @@ worker's own ``/metrics`` and ``/proc``:
   ``turn_score`` records on the topic, and the duplicates the worker ignored;
 * memory (issue 14 part 4), from ``/proc``: the worker's RSS at ready, after ``--warmup`` conversations
   (the level a worker that served any traffic starts a burst from), at the peak (VmHWM), once drained, and
-  once every tombstone expired; its allocator (``PYTHONMALLOC``, ``streams._allocator``) and the RSS of its
-  alert path process, which the worker's figures leave out. ``--bursts 2`` shows whether what one burst
-  leaves behind adds up. ``PYTHONMALLOC=pymalloc`` in the environment runs the worker on pymalloc.
+  once every tombstone expired (anonymous / file-backed, and on jemalloc its allocated / active / metadata /
+  resident from ``attune_allocator_bytes``, after the warm-up and after expiry); its allocator
+  (``streams._allocator``; ``--allocator`` is passed to the worker) and the RSS of its alert path process,
+  which the worker's figures leave out. ``--bursts 2`` shows whether what one burst leaves behind adds up.
 
-    .venv/bin/python bench/burst_bench.py [--turns 200000] [--bursts 1] [--warmup 50] [--json out.json]
+    .venv/bin/python bench/burst_bench.py [--turns 200000] [--bursts 1] [--warmup 50] [--allocator A] [--json F]
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import Any
 from schemas import Conversation, Message, encode
 from schemas.topics import TURN_SCORES, TURNS
 from streams import EmbeddedBroker, StreamSettings, WorkerProcess, create_topics
+from streams._allocator import CHOICES, current
 from streams.broker import free_port
 from streams.io import consume, producer_for
 
@@ -86,7 +88,20 @@ def allocator(pid: int) -> str:
         for kv in Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace").split("\0")
         if "=" in kv
     )
-    return env.get("PYTHONMALLOC", "pymalloc (default)")
+    return current(env)
+
+
+def jemalloc_mb(port: int) -> str:
+    """jemalloc's allocated / active / metadata / resident MB from the worker's metrics ("-" off jemalloc)."""
+    m = metrics(port)
+    kinds = ("allocated", "active", "metadata", "resident")
+    values = [m.get(f'attune_allocator_bytes{{kind="{k}"}}') for k in kinds]
+    return "-" if None in values else " / ".join(f"{v / 2**20:.1f}" for v in values if v is not None)
+
+
+def anon_file_mb(pid: int) -> str:
+    """Anonymous / file-backed resident MB: growth in file pages is library code touched, not data kept."""
+    return f"{round(proc_kb(pid, 'RssAnon') / 1024)} / {round(proc_kb(pid, 'RssFile') / 1024)}"
 
 
 async def publish_all(url: str, convs: list[Conversation]) -> float:
@@ -167,6 +182,8 @@ def burst(
         "worker_rss_mb_peak": round(proc_kb(worker.pid, "VmHWM") / 1024),
         "worker_rss_mb_drained": round(rss_drained / 1024),
         "worker_rss_mb_after_expiry": round(rss_expired / 1024),
+        "worker_anon_file_mb_after_expiry": anon_file_mb(worker.pid),
+        "worker_jemalloc_mb_after_expiry": jemalloc_mb(port),
         "open_conversations_after_expiry": m.get("attune_open_conversations", float("nan")),
     }
 
@@ -198,6 +215,7 @@ def main() -> int:
         help="conversations run through the worker (opened, closed, expired) before the burst; RSS after them is "
         "worker_rss_mb_warm, the level a worker that has served any traffic starts a burst from (0: none)",
     )
+    p.add_argument("--allocator", choices=CHOICES, default=None, help="the worker's --allocator (default: its own)")
     args = p.parse_args()
     logdir = Path(tempfile.mkdtemp(prefix="attune-burst-"))
     port = free_port()
@@ -210,6 +228,7 @@ def main() -> int:
             [
                 *("--inactivity-timeout", "3600", "--metrics-port", str(port), "--loglevel", "WARNING"),
                 *("--tombstone-ttl", str(args.tombstone_ttl)),
+                *(("--allocator", args.allocator) if args.allocator else ()),
             ],
             log_path=logdir / "worker.log",
         )
@@ -219,6 +238,7 @@ def main() -> int:
             result: dict[str, Any] = {
                 "worker_allocator": allocator(worker.pid),
                 "worker_rss_mb_start": round(rss0 / 1024),
+                "worker_anon_file_mb_start": anon_file_mb(worker.pid),
                 "alert_path_rss_mb_start": children_rss_mb(worker.pid),
             }
             if args.warmup:  # a few conversations opened, closed and expired: what a worker holds once it ran
@@ -230,6 +250,8 @@ def main() -> int:
                     conversations(args.warmup * args.turns_per_conversation, args.turns_per_conversation, 99),
                 )
                 result["worker_rss_mb_warm"] = round(proc_kb(worker.pid, "VmRSS") / 1024)
+                result["worker_anon_file_mb_warm"] = anon_file_mb(worker.pid)
+                result["worker_jemalloc_mb_warm"] = jemalloc_mb(port)
             for b in range(args.bursts):
                 convs = conversations(args.turns, args.turns_per_conversation, b)
                 result.update(

@@ -132,9 +132,13 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         except (JudgeConfigError, ValueError, OSError) as e:
             print(f"error: judge configuration: {e}", file=sys.stderr)
             return 2
-    from ._allocator import reexec_with
+    from ._allocator import AllocatorError, reexec_with
 
-    reexec_with(args.allocator)  # once the arguments are known good; returns when the allocator is right
+    try:
+        reexec_with(args.allocator)  # once the arguments are known good; returns when the allocator is right
+    except AllocatorError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     from ._faust import run_worker
 
     return run_worker(settings, loglevel=args.loglevel, log_format=args.log_format)
@@ -320,8 +324,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--allocator",
         choices=CHOICES,
         default=None,
-        help="memory allocator: 'malloc' (the default on glibc, unless PYTHONMALLOC is set) hands memory back "
-        "after a burst, 'pymalloc' is Python's own; the worker restarts itself once to apply it (same PID)",
+        help="memory allocator: 'jemalloc' (the default where libjemalloc is installed) hands the most memory back "
+        "after a burst, then 'malloc' (glibc, the default without it), 'pymalloc' is Python's own; the worker "
+        "restarts itself once to apply it (same PID); an explicit PYTHONMALLOC is kept",
     )
     p.add_argument("--loglevel", default="WARNING", help="log level (default %(default)s)")
     p.set_defaults(func=_cmd_worker)

@@ -109,6 +109,13 @@ class WorkerMetrics:
         self.loop_lag_max = Gauge(
             "attune_event_loop_lag_max_seconds", "The largest event-loop lag since the worker started", registry=r
         )
+        self.allocator = Gauge(
+            "attune_allocator_bytes",
+            "jemalloc's accounting (only where the worker runs on it): allocated = live objects, active = the "
+            "pages holding them (active - allocated is fragmentation), metadata, resident",
+            ["kind"],
+            registry=r,
+        )
         self.judge_calls = Counter("attune_judge_calls", "Judge calls by status", ["status"], registry=r)
         self.judge_cost = Counter(
             "attune_judge_cost_usd", "Judge spend in USD at the config's list prices (priced calls only)", registry=r
@@ -216,6 +223,10 @@ class WorkerMetrics:
                     self.lag.remove(*labels)
             for p, n in lag.items():
                 self.lag.labels(str(p)).set(max(n, 0))
+
+    def set_allocator(self, stats: Mapping[str, int] | None) -> None:
+        for kind, value in (stats or {}).items():
+            self.allocator.labels(kind).set(value)
 
     def set_ready(self, ready: bool) -> None:
         self._ready = ready

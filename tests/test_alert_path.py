@@ -14,6 +14,7 @@ import pytest
 import scorers
 from schemas import Conversation, Message, SafetyAlert, decode_output, encode
 from schemas.topics import SAFETY_ALERTS, TURNS
+from streams._allocator import find_jemalloc
 from streams._trim import can_trim
 
 POSSIBLE = "i'm ready. i'd like to be excused from all of it."  # model only (no anchor concept), a 'ready' cue
@@ -195,13 +196,17 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.slow
 def test_the_alert_path_process_ends_with_its_worker(start_worker) -> None:
     """Killed alone (not its process group, as some supervisors do), the worker leaves no alert path behind.
-    Both run on glibc malloc (``streams._allocator``), the worker under the PID it was started with."""
+    Both run on jemalloc where installed, else glibc malloc (``streams._allocator``), the worker under the
+    PID it was started with."""
     worker = start_worker("--metrics-port", "0", "--broker-check-interval", "0")
     worker.wait_ready(90)
     (child,) = _children(worker.pid)
     if can_trim() and "PYTHONMALLOC" not in os.environ:  # re-executed with malloc, same PID
         for pid in (worker.pid, child):
             assert b"PYTHONMALLOC=malloc" in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            assert ("libjemalloc" in Path(f"/proc/{pid}/maps").read_text()) == bool(find_jemalloc())
+        ready = next(line for line in worker.lines if "ATTUNE_READY" in line)
+        assert f"allocator={'jemalloc' if find_jemalloc() else 'malloc'} " in ready
     os.kill(worker.pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
     while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:

@@ -88,6 +88,20 @@ def test_judge_stats_are_exported_as_increments() -> None:
     assert got == {"429": 2, "500": 1, "ok": 6, "cache_hit": 3, "breaker_open": 1}
 
 
+def test_allocator_bytes_appear_only_when_the_allocator_reports_them() -> None:
+    m = WorkerMetrics()
+    m.set_allocator(None)  # not on jemalloc: no sample at all, rather than zeros
+    assert "attune_allocator_bytes{" not in m.exposition().decode()
+    m.set_allocator({"allocated": 10, "active": 12, "metadata": 3, "resident": 20})
+    got = {
+        s.labels["kind"]: s.value
+        for fam in text_string_to_metric_families(m.exposition().decode())
+        for s in fam.samples
+        if s.name == "attune_allocator_bytes"
+    }
+    assert got == {"allocated": 10, "active": 12, "metadata": 3, "resident": 20}
+
+
 def test_unknown_judge_cost_is_counted_as_unpriced_calls_not_as_zero() -> None:
     from schemas import Usage
 

@@ -22,9 +22,10 @@ import faust
 from schemas.topics import CONTROL, TURNS
 from scorers.safety import detector_version
 
+from .._allocator import running
 from .._core import BatchResult, CloseHook, Inbound, Outbound, TurnProcessor, control_record, is_open
 from .._quiet import quiet_repeats
-from .._trim import Trimmer
+from .._trim import Trimmer, allocator_stats
 from ..broker import bootstrap_of, create_topics
 from ..observability import METRICS, event_timestamps, json_logging_config, start_health_server, turns_lag
 from ..settings import META_TABLE, TURN_TABLE, StreamSettings
@@ -162,6 +163,7 @@ class Runtime:
                 {tp.partition: self.app.consumer.highwater(tp) for tp in owned}, self.audit.next_offsets(TURNS.name)
             )
         )
+        METRICS.set_allocator(allocator_stats())  # a few microseconds; nothing where jemalloc is absent
 
     async def sweep(self) -> None:
         """Ask the owning agent (via the control topic) to close, flush or expire due conversations."""
@@ -325,7 +327,10 @@ def run_worker(settings: StreamSettings, loglevel: str = "WARNING", log_format: 
         # A machine-readable line for supervisors (demo, tests): this worker owns these turns partitions.
         owned = sorted(tp.partition for tp in app.consumer.assignment() if tp.topic == TURNS.name)
         freeze_long_lived()  # the recovered tables and the clients' state are long-lived as well
-        print(f"{READY_MARKER} pid={os.getpid()} partitions={','.join(map(str, owned))}", flush=True)
+        print(
+            f"{READY_MARKER} pid={os.getpid()} allocator={running()} partitions={','.join(map(str, owned))}",
+            flush=True,
+        )
         METRICS.set_ready(True)
 
     @app.on_partitions_revoked.connect  # type: ignore[arg-type]
