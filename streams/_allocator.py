@@ -8,7 +8,7 @@ survivors still pin pages all over the heap. jemalloc (preloaded, Debian/Ubuntu 
 packs small objects into per-size slabs and allocates from the lowest-addressed slab that has room, so what
 outlives a burst gathers into few slabs and the rest are purged. ``bench/burst_bench.py --turns 200000
 --bursts 2`` (10,000 open conversations, all closed and their tombstones expired, twice): RSS after expiry
-166-210 MB on pymalloc, 103-112 MB on glibc malloc, 88-89 MB on jemalloc, from 80-82 MB before the burst
+166-210 MB on pymalloc, 103-112 MB on glibc malloc, 88-90 MB on jemalloc, from 80-82 MB before the burst
 (docs/benchmarks.md, "2026-11-26 (evening): jemalloc").
 
 The allocator is fixed when the process starts (``PYTHONMALLOC`` is read before any Python code runs, and a
