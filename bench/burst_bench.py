@@ -38,7 +38,8 @@ from typing import Any
 from schemas import Conversation, Message, encode
 from schemas.topics import TURN_SCORES, TURNS
 from streams import EmbeddedBroker, StreamSettings, WorkerProcess, create_topics
-from streams._allocator import CHOICES, current
+from streams._allocator import CHOICES
+from streams._trim import STATS
 from streams.broker import free_port
 from streams.io import consume, producer_for
 
@@ -82,20 +83,16 @@ def children_rss_mb(pid: int) -> int:
     return round(sum(proc_kb(int(k), "VmRSS") for k in kids) / 1024)
 
 
-def allocator(pid: int) -> str:
-    env = dict(
-        kv.split("=", 1)
-        for kv in Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace").split("\0")
-        if "=" in kv
-    )
-    return current(env)
+def allocator(worker: WorkerProcess) -> str:
+    """The allocator the worker says in its ready line it observes itself running on."""
+    m = re.search(r"allocator=(\S+)", worker.ready_lines()[-1])
+    return m.group(1) if m else "unknown"
 
 
 def jemalloc_mb(port: int) -> str:
     """jemalloc's allocated / active / metadata / resident MB from the worker's metrics ("-" off jemalloc)."""
     m = metrics(port)
-    kinds = ("allocated", "active", "metadata", "resident")
-    values = [m.get(f'attune_allocator_bytes{{kind="{k}"}}') for k in kinds]
+    values = [m.get(f'attune_allocator_bytes{{kind="{k}"}}') for k in STATS]
     return "-" if None in values else " / ".join(f"{v / 2**20:.1f}" for v in values if v is not None)
 
 
@@ -236,7 +233,7 @@ def main() -> int:
             worker.wait_ready(90)
             rss0 = proc_kb(worker.pid, "VmRSS")
             result: dict[str, Any] = {
-                "worker_allocator": allocator(worker.pid),
+                "worker_allocator": allocator(worker),
                 "worker_rss_mb_start": round(rss0 / 1024),
                 "worker_anon_file_mb_start": anon_file_mb(worker.pid),
                 "alert_path_rss_mb_start": children_rss_mb(worker.pid),

@@ -81,11 +81,13 @@ def wanted(
     ``choice`` None (the default) means jemalloc where ``jemalloc`` (the library, default: looked up) exists,
     else glibc malloc where it can trim, unless ``PYTHONMALLOC`` is already set. An explicit choice is applied
     unless the environment already gives exactly that; ``jemalloc`` asked for but missing raises."""
+    if choice is None and ENV in environ:
+        return None
     preloaded = [p for p in _preloads(environ) if _is_jemalloc(p)]  # an operator's own jemalloc is kept
-    lib = preloaded[0] if preloaded else jemalloc if jemalloc is not None else find_jemalloc()
+    lib = preloaded[0] if preloaded else None
+    if lib is None and choice in (None, "jemalloc"):  # looked up (ldconfig) only when it can matter
+        lib = jemalloc if jemalloc is not None else find_jemalloc()
     if choice is None:
-        if ENV in environ:
-            return None
         choice = "jemalloc" if lib else "malloc" if can_trim() else None
         if choice is None:
             return None

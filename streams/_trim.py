@@ -102,12 +102,13 @@ def can_trim() -> bool:
 
 def on_jemalloc() -> bool:
     """Whether jemalloc serves this process's ``malloc`` (it exports ``mallctl``; glibc does not)."""
-    return _jemalloc_purge() is not None
+    return _mallctl() is not None
 
 
 class Trimmer:
-    """Calls ``malloc_trim(0)`` each time the state held fell to half its high-water mark since the last
-    trim, once that mark reached ``min_peak``, down to zero; a steady load never trims."""
+    """Hands free pages back (``malloc_trim(0)``, or jemalloc's purge) each time the state held fell to half its
+    high-water mark since the last trim, once that mark reached ``min_peak``, down to zero; a steady load never
+    trims."""
 
     def __init__(self, min_peak: int = 2000) -> None:
         self.min_peak = min_peak
@@ -136,7 +137,7 @@ class Trimmer:
             self._running = False
         self.trims += 1
         log.info(
-            "malloc_trim after the state held halved (%d keys now): %.0f ms",
+            "freed pages handed back after the state held halved (%d keys now): %.0f ms",
             size,
             (time.monotonic() - started) * 1e3,
         )
