@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Evaluate JSONL conversations, seed 002 sample folders/data.json, or seed 003 generations.jsonl. "
             "Writes kind-tagged records (turn_score, safety_alert, conversation_score, dead_letter; "
-            "turn_model_score with --empathy-model) to --out. "
+            "turn_model_score and second-look crisis alerts with --empathy-model) to --out. "
             "With --judge/--judge-config the LLM-judge tier also runs (turn_judgment records, the LLM "
             "checklist, judge_unsafe alerts), concurrently. Exit code 1 if any input was rejected (the rest is "
             "still evaluated); 3 if any judge call ended as ERROR (its cause is in the record)."
@@ -73,9 +73,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--empathy-model",
+        "--model-stage",
+        dest="empathy_model",
         action="store_true",
-        help="also score every assistant turn with the learned empathy signal (turn_model_score records; "
-        "the same code as `attune model-stage`; needs the 'embeddings' extra)",
+        help="also run the model stage: the learned empathy signal of every assistant turn (turn_model_score "
+        "records) and the crisis second look of user turns the inline detector left without an alert (possible "
+        "crisis alerts); the same code as `attune model-stage`; needs the 'embeddings' extra",
     )
     j = p.add_argument_group("LLM judges (optional; keys from the environment only)")
     j.add_argument(
@@ -395,26 +398,37 @@ MODEL_BATCH = 64
 
 
 def model_scores(items: Iterable[Item], out, summary: Summary) -> int:
-    """The learned empathy signal over every valid conversation, through the stream stage's code."""
-    from scorers.empathy_model import EmpathyModel, ModelInput, ModelStage, conversation_inputs
+    """The model stage over every valid conversation, through the stream stage's code: the learned empathy
+    signal of each reply and the crisis second look of each user turn the inline tier left without an alert."""
+    from scorers.empathy_model import EmpathyModel, ModelInput, ModelStage
+    from scorers.safety._second_look import LookInput, SecondLook
 
     stage = ModelStage(EmpathyModel.load())
+    look = SecondLook.load()
     pending: list[ModelInput] = []
+    looks: list[LookInput] = []
     n = 0
 
     def flush() -> None:
         for rec in stage.score(pending):
             out.write(encode(rec) + b"\n")
             summary.add(rec)
+        for alert in look.alerts(looks):
+            out.write(encode(alert) + b"\n")
+            summary.add(alert)
         pending.clear()
+        looks.clear()
 
     for item in items:
         if item.conversation is None:
             continue  # already a dead letter of the main pass
-        for inp in conversation_inputs(stage, [item.conversation]):
-            pending.append(inp)
-            n += 1
-            if len(pending) >= MODEL_BATCH:
+        for turn in sorted(item.conversation.as_turns(), key=lambda t: t.turn_index):
+            if (inp := stage.feed(turn)) is not None:
+                pending.append(inp)
+                n += 1
+            if (candidate := look.feed(turn)) is not None:
+                looks.append(candidate)
+            if len(pending) + len(looks) >= MODEL_BATCH:
                 flush()
     flush()
     return n

@@ -116,6 +116,49 @@ DETECTORS: dict[str, Callable[[str], Verdict]] = {
     "v1_phrases": v1_phrases,
 }
 
+# The crisis second look (the model stage's MiniLM ensemble), where the checkout has one and the embeddings
+# extra is installed: ``with_stage`` is what a deployment running ``attune model-stage`` alerts on (the inline
+# tier OR the second look; critical+high unchanged, the second look only adds ``possible``), ``second_look``
+# the ensemble alone. Probabilities are computed in batches first (``prefetch``), as the stage does.
+_SECOND: dict[str, float | None] = {}
+try:
+    from scorers.embeddings import missing as _embeddings_missing
+    from scorers.safety._second_look import SecondLook
+
+    _LOOK: Any = SecondLook.load() if _embeddings_missing() is None else None
+except ImportError:  # a checkout from before the second look
+    _LOOK = None
+
+
+def prefetch(texts: Iterable[str]) -> None:
+    """Second-look probabilities of ``texts`` in batches of 64 (the model stage's batch size)."""
+    if _LOOK is None:
+        return
+    todo = list(dict.fromkeys(t for t in texts if t not in _SECOND))
+    for i in range(0, len(todo), 64):
+        chunk = todo[i : i + 64]
+        _SECOND.update(zip(chunk, _LOOK.probabilities(chunk), strict=True))
+
+
+def _second_fires(text: str) -> bool:
+    if text not in _SECOND:
+        prefetch([text])
+    p = _SECOND[text]
+    return p is not None and p >= _LOOK.threshold
+
+
+def with_stage(text: str) -> Verdict:
+    a = assess_crisis(text)
+    return a.alert or (a.covered and _second_fires(text)), a.severity in ("critical", "high")
+
+
+def second_look(text: str) -> Verdict:
+    return _second_fires(text), False
+
+
+if _LOOK is not None:
+    DETECTORS = {"with_stage": with_stage, **DETECTORS, "second_look": second_look}
+
 
 # -- statistics ------------------------------------------------------------------------------------------
 def rate(flags: Sequence[bool], resamples: int = 2000, seed: int = 12) -> dict[str, Any]:
@@ -141,10 +184,11 @@ def sealed(splits: Iterable[str]) -> dict[str, Any]:
     items = load_jsonl(EVAL_DIR / "items.jsonl")
     out: dict[str, Any] = {}
     for split in splits:
-        if split in ("test2", "test3"):  # the second and third sealed sets: every item is test
+        if split in ("test2", "test3", "test4"):  # the later sealed sets: every item is test
             rows = load_jsonl(EVAL_DIR / f"{split}.jsonl")
         else:
             rows = [d for d in items if crisis_split(d["text"]) == split]
+        prefetch(d["text"] for d in rows)
         pos = [d for d in rows if d["label"] == "crisis"]
         neg = [d for d in rows if d["label"] == "none"]
         res: dict[str, Any] = {"n_crisis": len(pos), "n_none": len(neg)}
@@ -156,7 +200,7 @@ def sealed(splits: Iterable[str]) -> dict[str, Any]:
                 "recall_critical_high": rate([v[1] for v in vp]),
                 "fpr_any": rate([v[0] for v in vn]),
             }
-            if name == "current":
+            if name == ("with_stage" if _LOOK is not None else "current"):
                 r["by_category"] = _groups(pos, [v[0] for v in vp], "category")
                 r["by_category_critical_high"] = _groups(pos, [v[1] for v in vp], "category")
                 r["by_style"] = _groups(pos, [v[0] for v in vp], "style")
@@ -250,6 +294,7 @@ def _public(rows: Sequence[tuple[Any, bool]]) -> dict[str, Any]:
         return any(fn(p)[0] for p in x) if isinstance(x, list) else fn(x)[0]
 
     out: dict[str, Any] = {"n": len(rows), "n_positive": sum(y for _, y in rows)}
+    prefetch(p for x, _ in rows for p in (x if isinstance(x, list) else [x]))
     for name, fn in DETECTORS.items():
         flags = [(alerted(fn, x), y) for x, y in rows]
         pos = [f for f, y in flags if y]
@@ -363,6 +408,9 @@ def previous(root: Path, splits: str) -> dict[str, Any]:
 
 def _print(doc: dict[str, Any], errors: bool) -> None:
     print(f"detector {doc['detector_version']}")
+    if "second_look" in doc:
+        look = doc["second_look"]
+        print(f"second look {look['version']} (threshold {look['threshold']}, prescreen {look['prescreen']})")
     prev = doc.get("previous")
     for split, res in doc.get("sealed", {}).items():
         print(f"\n[sealed set: {split}] crisis={res['n_crisis']} none={res['n_none']}")
@@ -378,7 +426,7 @@ def _print(doc: dict[str, Any], errors: bool) -> None:
                 f"  {'previous':<11} recall(any) {_fmt(r['recall_any'])}  recall(crit+high) "
                 f"{_fmt(r['recall_critical_high'])}  FPR {_fmt(r['fpr_any'])}  ({prev['detector_version']})"
             )
-        cur = res["current"]
+        cur = res["with_stage" if "with_stage" in res else "current"]
         for title, key in (
             ("recall by category (any / crit+high)", "by_category"),
             ("recall by style", "by_style"),
@@ -431,7 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--splits",
         default="dev",
-        help="sealed-set splits: dev; test, test2 and test3 (test2.jsonl, test3.jsonl) once per change",
+        help="sealed-set splits: dev; test, test2, test3 and test4 (test2-4.jsonl) once per change",
     )
     ap.add_argument("--errors", action="store_true", help="list dev misses and false alarms")
     ap.add_argument("--sdcnl", type=Path, help="SDCNL data/testing-set.csv")
@@ -443,11 +491,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     splits = [s for s in args.splits.split(",") if s]
     for s in splits:
-        if s not in ("dev", "test", "test2", "test3"):
-            raise SystemExit(f"unknown split {s!r}: dev, test, test2 or test3")
+        if s not in ("dev", "test", "test2", "test3", "test4"):
+            raise SystemExit(f"unknown split {s!r}: dev, test, test2, test3 or test4")
     doc: dict[str, Any] = {"detector_version": detector_version()}
+    if _LOOK is not None:
+        doc["second_look"] = {"version": _LOOK.version, "threshold": _LOOK.threshold, "prescreen": _LOOK.prescreen}
     doc["sealed"] = sealed(splits)
-    doc["conversations"] = conversations([s for s in splits if s not in ("test2", "test3")])
+    doc["conversations"] = conversations([s for s in splits if s not in ("test2", "test3", "test4")])
     if args.sdcnl:
         doc["sdcnl"] = sdcnl(args.sdcnl)
     if args.reddit500:

@@ -109,6 +109,7 @@ SAFETY_ALERTS = TopicSpec(
         "streams._alert_path:AlertPath (every worker: a user turn's own alerts, never waits for a rebalance)",
         f"{_AGENT}: alerts that need earlier turns, harmful replies, unanswered crises)",
         "streams._faust.judge_agent:install (judge_unsafe alerts, the crisis screen)",
+        "streams.model_stage:run_stage (possible crisis alerts of the crisis second look, off the inline path)",
     ),
     consumers=("safety teams", "examples/alerts_consumer.py", _TAIL),
     doc="Crisis and harm alerts; alert_id is deterministic so redelivery never changes an alert.",

@@ -1,4 +1,8 @@
-"""``attune model-stage``: the learned empathy signal, off the inline path, in its own consumer group.
+"""``attune model-stage``: the learned empathy signal and the crisis second look, off the inline path.
+
+Both embed with MiniLM, too slow for the per-turn inline path. The crisis second look
+(``scorers.safety._second_look``) may add a ``possible`` crisis alert to ``attune.alerts.safety`` for a user turn the
+inline detector left without one; it never withdraws or changes an inline alert.
 
 Why a separate consumer (plain aiokafka, group ``<app-id>-model``) and not another Faust agent on the turns
 topic: an agent in the worker's app would share its consumer, so a model slower than live traffic (as one core
@@ -24,8 +28,9 @@ from dataclasses import dataclass
 from aiokafka import AIOKafkaConsumer
 
 from schemas import InvalidRecord, decode_turn_event, encode
-from schemas.topics import TURN_MODEL_SCORES, TURNS
+from schemas.topics import SAFETY_ALERTS, TURN_MODEL_SCORES, TURNS
 from scorers.empathy_model import DEFAULT_MAX_CONVERSATIONS, EmpathyModel, ModelInput, ModelStage
+from scorers.safety._second_look import LookInput, SecondLook
 
 from . import security
 from ._quiet import quiet_repeats
@@ -40,6 +45,8 @@ class StageStats:
     events: int = 0
     invalid: int = 0
     scored: int = 0
+    looked: int = 0  # user turns the crisis second look embedded candidates of (no inline alert, above prescreen)
+    crisis_alerts: int = 0  # possible crisis alerts the second look added
     batches: int = 0
     model_seconds: float = 0.0
     first_event: float | None = None  # monotonic time of the first record (start-up and group join before it)
@@ -49,7 +56,8 @@ class StageStats:
         rate = self.scored / self.model_seconds if self.model_seconds else 0.0
         return (
             f"model stage: {self.events} turn events, {self.scored} replies scored in {self.batches} batches "
-            f"({rate:,.0f} replies/s of model time), {self.invalid} invalid events skipped"
+            f"({rate:,.0f} replies/s of model time), {self.looked} user turns given a crisis second look "
+            f"({self.crisis_alerts} alerts), {self.invalid} invalid events skipped"
         )
 
 
@@ -60,6 +68,7 @@ async def run_stage(
     app_id: str = "attune",
     batch_max: int = 128,
     model: EmpathyModel | None = None,
+    second_look: SecondLook | None = None,
     max_conversations: int = DEFAULT_MAX_CONVERSATIONS,
     stop: asyncio.Event | None = None,
     idle_timeout: float | None = None,
@@ -68,10 +77,14 @@ async def run_stage(
     """Consume turns, score assistant replies in batches, produce to ``attune.scores.model``, commit."""
     loaded = model if model is not None else await asyncio.to_thread(EmpathyModel.load)
     stage = ModelStage(loaded, max_conversations)
+    look = second_look if second_look is not None else await asyncio.to_thread(SecondLook.load)
     stop = stop or asyncio.Event()
     stats = StageStats()
     bootstrap = bootstrap_of(broker)
-    await create_topics(bootstrap, {TURN_MODEL_SCORES.name: TURN_MODEL_SCORES.partitions})
+    await create_topics(
+        bootstrap,
+        {TURN_MODEL_SCORES.name: TURN_MODEL_SCORES.partitions, SAFETY_ALERTS.name: SAFETY_ALERTS.partitions},
+    )
     prof = PROFILES[profile]
     consumer = AIOKafkaConsumer(
         TURNS.name,
@@ -99,6 +112,7 @@ async def run_stage(
             if stats.first_event is None:
                 stats.first_event = now
             inputs: list[ModelInput] = []
+            looks: list[LookInput] = []
             for msgs in batches.values():
                 for m in msgs:
                     stats.events += 1
@@ -109,6 +123,8 @@ async def run_stage(
                         continue
                     if (item := stage.feed(event)) is not None:
                         inputs.append(item)
+                    if (candidate := look.feed(event)) is not None:
+                        looks.append(candidate)
             if inputs:
                 t0 = time.monotonic()
                 records = await asyncio.to_thread(stage.score, inputs)
@@ -119,6 +135,16 @@ async def run_stage(
                 ]
                 await asyncio.gather(*futs)
                 stats.scored += len(records)
+            if looks:
+                t0 = time.monotonic()
+                alerts = await asyncio.to_thread(look.alerts, looks)
+                stats.model_seconds += time.monotonic() - t0
+                futs = [
+                    await producer.send(SAFETY_ALERTS.name, encode(a), key=a.conversation_id.encode()) for a in alerts
+                ]
+                await asyncio.gather(*futs)
+                stats.looked += len(looks)
+                stats.crisis_alerts += len(alerts)
             stats.batches += 1
             await consumer.commit()  # after the records are acknowledged: at least once
             stats.last_batch = time.monotonic()

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("onnxruntime")  # the `embeddings` extra; CI installs it
 
-from schemas import Conversation, ConversationEnd, Message, Turn, TurnModelScore, decode_output
+from schemas import Conversation, ConversationEnd, Message, SafetyAlert, Turn, TurnModelScore, decode_output
 from schemas.topics import TURN_MODEL_SCORES
 from scorers.empathy_model import COMPONENTS, EmpathyModel, ModelFileError, ModelStage, conversation_inputs
 
@@ -75,6 +75,8 @@ def test_weights_for_another_embedder_are_refused(tmp_path: Path) -> None:
 # -- what it says ---------------------------------------------------------------------------------------
 
 SEEKER = "My dad was diagnosed with cancer last week and I can't focus on anything, I just keep crying at work."
+# A user turn the inline crisis tier misses and the second look catches (tests/test_crisis_second_look.py).
+QUIET = "I want to stop. Not the job, not the relationship. Me. I want me to stop."
 WARM = (
     "I'm so sorry, that is a huge shock and it makes sense that you can't focus. It sounds like you're "
     "carrying a lot of fear for him. How are you holding up when you get home in the evenings?"
@@ -186,6 +188,9 @@ def test_batch_evaluate_writes_one_model_score_per_assistant_turn(tmp_path: Path
 @pytest.mark.broker
 @pytest.mark.slow
 def test_the_stream_stage_scores_every_reply_as_batch_does_and_resumes_after_a_restart(broker: object) -> None:
+    """Empathy scores of every reply and the crisis second look's alerts, as batch computes them."""
+    from schemas.topics import SAFETY_ALERTS
+    from scorers.safety._second_look import SecondLook
     from streams.io import consume, publish, schedule
     from streams.model_stage import run_stage
 
@@ -196,7 +201,7 @@ def test_the_stream_stage_scores_every_reply_as_batch_does_and_resumes_after_a_r
             turns=[
                 Message(role="user", text=f"{SEEKER} ({i})"),
                 Message(role="assistant", text=WARM if i % 2 else COLD),
-                Message(role="user", text="thanks, it helps to say it"),
+                Message(role="user", text=QUIET if i in (2, 9) else "thanks, it helps to say it"),
                 Message(role="assistant", text="Of course. What would help most tonight?"),
             ],
         )
@@ -204,23 +209,36 @@ def test_the_stream_stage_scores_every_reply_as_batch_does_and_resumes_after_a_r
     ]
     stage = ModelStage(EmpathyModel.load())
     want = {r.record_id: r for r in stage.score(conversation_inputs(stage, convs))}
+    look = SecondLook.load()
+    candidates = [look.feed(t) for c in convs for t in c.as_turns()]
+    want_alerts = {a.alert_id: a for a in look.alerts([x for x in candidates if x is not None])}
+    assert len(want_alerts) == 2
 
-    async def scenario() -> dict[str, TurnModelScore]:
+    async def scenario() -> tuple[dict[str, TurnModelScore], dict[str, SafetyAlert]]:
         await publish(url, "attune.turns", schedule(convs[:6]), profile="tansu")
         first = await run_stage(url, profile="tansu", batch_max=8, idle_timeout=3.0)
-        assert first.scored == 12
+        assert first.scored == 12 and first.crisis_alerts == 1
         await publish(url, "attune.turns", schedule(convs[6:]), profile="tansu")
         second = await run_stage(url, profile="tansu", batch_max=8, idle_timeout=3.0)
         assert second.scored == 12  # resumed at the committed offset: nothing scored twice, nothing skipped
+        assert second.crisis_alerts == 1
         got: dict[str, TurnModelScore] = {}
         async for _t, _k, value, _at in consume(url, [TURN_MODEL_SCORES.name], idle_timeout=2.0):
             rec = decode_output(value)
             assert isinstance(rec, TurnModelScore)
             assert rec.record_id not in got
             got[rec.record_id] = rec
-        return got
+        alerts: dict[str, SafetyAlert] = {}
+        async for _t, _k, value, _at in consume(url, [SAFETY_ALERTS.name], idle_timeout=2.0):
+            alert = decode_output(value)
+            assert isinstance(alert, SafetyAlert) and alert.alert_id not in alerts
+            alerts[alert.alert_id] = alert
+        return got, alerts
 
-    got = asyncio.run(scenario())
+    got, alerts = asyncio.run(scenario())
+    assert set(alerts) == set(want_alerts)
+    for aid, alert in alerts.items():
+        assert alert.model_dump(exclude={"detected_at"}) == want_alerts[aid].model_dump(exclude={"detected_at"})
     assert set(got) == set(want)
     for rid, rec in got.items():
         assert rec.model_dump(exclude={"produced_at"}) == want[rid].model_dump(exclude={"produced_at"})

@@ -1,0 +1,216 @@
+"""Train the crisis second look (the model stage's crisis signal) and write scorers/safety/crisis_second_look.json.
+
+    .venv/bin/python bench/train_crisis_second_look.py            # train, calibrate, pick the threshold, write
+    .venv/bin/python bench/train_crisis_second_look.py --dry-run  # print the figures, write nothing
+
+What it is: a logistic head over the shipped MiniLM sentence embeddings (``scorers.embeddings``), averaged with the
+inline n-gram model's decision value (``crisis_model.json``), each z-scored, then Platt-calibrated. It runs off
+the inline path, in ``attune model-stage``, because an embedding costs 10-18 ms per text.
+
+Why writer-out cross-validation: every training text is by one of fourteen writer agents, and the sealed test
+sets are by other writers. Random folds let a writer's habits leak between train and test (5-fold AUC 0.97);
+folds that hold out whole writers score the way the test sets do (the n-gram model: recall 0.81 at 3% false
+positives, the level it shows on the sealed test sets). The averaging weight, the z-scores and the calibration
+are all fitted on writer-out decision values; the head shipped is then fitted on every training text.
+
+Threshold: the lowest probability at which the whole detector (rules OR the inline model OR the second look)
+keeps the false-positive rate on the *dev* hard negatives within ``--dev-fpr`` (0.03, the inline model's own
+budget); the test splits are never read here. Prescreen: only user turns the inline model rates at or above
+``--prescreen`` are embedded (the model stage's cost); the script reports what the prescreen costs in recall.
+
+Deterministic: fixed folds and solvers (weights rounded to 6 digits). Data: as bench/train_crisis_model.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from crisis_eval import crisis_split, load_jsonl  # noqa: E402
+from train_crisis_model import EVAL_ITEMS, TRAIN_DIR, fit, matrix  # noqa: E402
+
+from scorers.safety._model import features  # noqa: E402
+from scorers.safety._model import model as ngram_model  # noqa: E402
+from scorers.safety._normalise import normalise  # noqa: E402
+
+OUT = ROOT / "scorers" / "safety" / "crisis_second_look.json"
+VERSION = "crisis-minilm-ensemble@1.0"
+WEIGHTS = (0.2, 0.3, 0.4, 0.5)  # share of the embedding head in the average; the writer-out CV picks one
+
+
+def training_data() -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Normalised texts, labels, and each text's writer (file) -- the same texts bench/train_crisis_model.py uses."""
+    sealed = {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS)}
+    for name in ("test2.jsonl", "test3.jsonl", "test4.jsonl"):
+        path = EVAL_ITEMS.with_name(name)
+        if path.exists():
+            sealed |= {d["text"].strip().lower() for d in load_jsonl(path)}
+    texts: list[str] = []
+    labels: list[int] = []
+    writers: list[str] = []
+    seen: set[str] = set()
+    for path in sorted(TRAIN_DIR.glob("*.jsonl")):
+        for d in load_jsonl(path):
+            key = d["text"].strip().lower()
+            if key in sealed or key in seen:
+                continue
+            seen.add(key)
+            texts.append(normalise(d["text"]))
+            labels.append(1 if d["label"] == "crisis" else 0)
+            writers.append(path.stem)
+    return texts, np.array(labels), np.array(writers)
+
+
+def writer_folds(writers: np.ndarray, y: np.ndarray, k: int = 5) -> np.ndarray:
+    """Fold of each text: crisis writers and negative writers dealt round-robin into ``k`` folds (each fold holds
+    out whole writers of both labels); the v1 set (both labels, one team) is always trained on (fold -1)."""
+    crisis = sorted({w for w, lab in zip(writers, y, strict=True) if lab} - {"v1_labelled"})
+    other = sorted({w for w, lab in zip(writers, y, strict=True) if not lab} - {"v1_labelled"})
+    fold = {w: i % k for i, w in enumerate(crisis)} | {w: i % k for i, w in enumerate(other)}
+    fold["v1_labelled"] = -1
+    return np.array([fold[w] for w in writers])
+
+
+def head(x: np.ndarray, y: np.ndarray) -> LogisticRegression:
+    return LogisticRegression(C=1.0, class_weight="balanced", max_iter=5000).fit(x, y)
+
+
+def recall_at(scores: np.ndarray, y: np.ndarray, fpr: float) -> float:
+    neg = np.sort(scores[y == 0])
+    cut = neg[int(np.ceil(len(neg) * (1 - fpr))) - 1]
+    return float(np.mean(scores[y == 1] > cut))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dev-fpr", type=float, default=0.03)
+    ap.add_argument("--prescreen", type=float, default=0.1, help="inline model probability a turn needs to be embedded")
+    ap.add_argument("--dry-run", action="store_true")
+    args = ap.parse_args(argv)
+
+    from scorers.embeddings import MiniLMEmbedder
+
+    texts, y, writers = training_data()
+    folds = writer_folds(writers, y)
+    embedder = MiniLMEmbedder()
+    emb = embedder.embed(texts)
+    feats = [features(t) for t in texts]
+
+    ngram_cv = np.zeros(len(y))
+    head_cv = np.zeros(len(y))
+    for k in range(5):
+        train, test = folds != k, folds == k
+        df: dict[str, int] = {}
+        for i in np.flatnonzero(train):
+            for f in feats[i]:
+                df[f] = df.get(f, 0) + 1
+        vocab = {f: j for j, f in enumerate(sorted(f for f, n in df.items() if n >= 2))}
+        x = matrix(feats, vocab)
+        ngram_cv[test] = fit(x[train], y[train], 4.0).decision_function(x[test])
+        head_cv[test] = head(emb[train], y[train]).decision_function(emb[test])
+    held = folds >= 0
+    zn = (float(ngram_cv[held].mean()), float(ngram_cv[held].std()))
+    ze = (float(head_cv[held].mean()), float(head_cv[held].std()))
+
+    def combined(raw_n: np.ndarray, raw_e: np.ndarray, w: float) -> np.ndarray:
+        return (1 - w) * (raw_n - zn[0]) / zn[1] + w * (raw_e - ze[0]) / ze[1]
+
+    print(f"training texts: {len(y)} ({int(y.sum())} crisis), {len(set(writers))} writers; writer-out 5-fold CV:")
+    yh = y[held]
+    for name, s in (("n-gram model", ngram_cv), ("embedding head", head_cv)):
+        s = s[held]
+        print(
+            f"  {name:16s} AUC {roc_auc_score(yh, s):.3f}  recall at 1/3/5% FPR "
+            f"{recall_at(s, yh, 0.01):.3f} / {recall_at(s, yh, 0.03):.3f} / {recall_at(s, yh, 0.05):.3f}"
+        )
+    best = None
+    for w in WEIGHTS:
+        s = combined(ngram_cv, head_cv, w)[held]
+        r3 = recall_at(s, yh, 0.03)
+        print(
+            f"  average, w={w}   AUC {roc_auc_score(yh, s):.3f}  recall at 1/3/5% FPR "
+            f"{recall_at(s, yh, 0.01):.3f} / {r3:.3f} / {recall_at(s, yh, 0.05):.3f}"
+        )
+        if best is None or r3 > best[1]:
+            best = (w, r3)
+    w = best[0]
+    z = combined(ngram_cv, head_cv, w)[held]
+    platt = LogisticRegression(C=1e6, max_iter=1000).fit(z.reshape(-1, 1), yh)
+    a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
+    final = head(emb, y)
+    second = {
+        "version": VERSION,
+        "embedder": "all-MiniLM-L6-v2-int8",
+        "weight": w,
+        "ngram_z": [round(v, 6) for v in zn],
+        "head_z": [round(v, 6) for v in ze],
+        "head_bias": round(float(final.intercept_[0]), 6),
+        "head_weights": [round(float(v), 6) for v in final.coef_[0]],
+        "platt": [round(a, 6), round(b, 6)],
+        "prescreen": args.prescreen,
+        "threshold": 0.5,
+        "training": {"texts": len(y), "crisis": int(y.sum()), "writers": len(set(writers)), "cv": "writer-out 5-fold"},
+    }
+    print(f"weight {w} (best writer-out recall at 3% FPR); Platt a={a:.3f} b={b:.3f}")
+    _prescreen_cost(ngram_cv, head_cv, combined, w, a, b, y, held, args.prescreen)
+    second["threshold"] = _dev_threshold(second, embedder, args.dev_fpr)
+    print(
+        f"threshold (lowest with dev FPR of rules OR inline model OR second look <= {args.dev_fpr}): "
+        f"{second['threshold']}"
+    )
+    if not args.dry_run:
+        OUT.write_text(json.dumps(second, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
+        print(f"wrote {OUT.relative_to(ROOT)} ({OUT.stat().st_size // 1024} KiB)")
+    return 0
+
+
+def _prescreen_cost(ngram_cv, head_cv, combined, w, a, b, y, held, prescreen) -> None:  # type: ignore[no-untyped-def]
+    """How many writer-out crises the average would flag at 0.5-0.9 that the prescreen keeps from it."""
+    m = ngram_model()
+    p_ngram = 1.0 / (1.0 + np.exp(-(m.platt_a * ngram_cv + m.platt_b)))
+    p_avg = 1.0 / (1.0 + np.exp(-(a * combined(ngram_cv, head_cv, w) + b)))
+    crisis = held & (y == 1)
+    for th in (0.5, 0.7, 0.9):
+        flagged = crisis & (p_avg >= th)
+        lost = flagged & (p_ngram < prescreen)
+        print(
+            f"  prescreen {prescreen}: of {int(flagged.sum())} writer-out crises at >= {th}, {int(lost.sum())} "
+            "never embedded"
+        )
+
+
+def _dev_threshold(second: dict, embedder, max_fpr: float) -> float:  # type: ignore[no-untyped-def]
+    from scorers.safety._crisis import rule_findings
+    from scorers.safety._second_look import SecondLook
+
+    look = SecondLook(second, embedder)
+    m = ngram_model()
+    dev = [d for d in load_jsonl(EVAL_ITEMS) if crisis_split(d["text"]) == "dev"]
+    raw = [d["text"] for d in dev]
+    lab = np.array([d["label"] == "crisis" for d in dev])
+    norm = [normalise(t) for t in raw]
+    inline = np.array([bool(rule_findings(t)) or m.probability(t) >= m.threshold for t in norm])
+    p = np.array([v if v is not None else 0.0 for v in look.probabilities(raw)])
+    chosen = 0.99
+    for th in [round(0.01 * k, 2) for k in range(99, 0, -1)]:
+        flags = inline | (p >= th)
+        fpr = float(flags[~lab].mean())
+        if fpr > max_fpr:
+            break
+        chosen = th
+        if th * 100 % 5 == 0:
+            print(f"  dev {th:.2f}: recall {flags[lab].mean():.3f} fpr {fpr:.3f}")
+    return chosen
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,136 @@
+"""The crisis second look: a MiniLM-embedding head averaged with the inline n-gram model, off the inline path.
+
+Why it exists: the inline detector (rules + n-gram model) generalises to writers it never saw at about 0.81
+recall for 3% false alarms; averaging the n-gram model's decision value with a logistic head over the shipped
+sentence embeddings, both z-scored, reached 0.86 in writer-out cross-validation (docs/safety-detection.md,
+"Second look"). An embedding costs 10-18 ms per text, so it cannot run per turn inline; it runs batched in the
+model stage (``attune model-stage``; ``attune evaluate --empathy-model`` in batch), where a lag costs nothing.
+
+What it may do: *add* a ``possible`` crisis alert (detector ``model``, categories ``model_only`` and
+``second_look``) for a user turn on which the inline tier raised none. It never withdraws or lowers an inline
+alert, and it never obliges a crisis resource in the next reply (only rule findings do, as for any ``possible``).
+
+Which turns it looks at: user turns in a covered language that raised no inline alert on their own text and
+that the inline model rates at or above ``prescreen`` (most ordinary turns are below it and are never embedded).
+Weights: ``crisis_second_look.json`` (bench/train_crisis_second_look.py), its version in every alert.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from schemas import ConversationEnd, Metadata, SafetyAlert, stable_id
+from schemas import Turn as TurnEvent
+
+from ._assess import assess_crisis, detector_version
+from ._model import model as ngram_model
+from ._normalise import normalise
+
+
+@dataclass(frozen=True, slots=True)
+class LookInput:
+    conversation_id: str
+    turn_index: int
+    text: str
+    metadata: Metadata | None
+
+
+class SecondLook:
+    """Batched crisis probabilities for user turns the inline tier left without an alert."""
+
+    def __init__(self, params: dict[str, Any], embedder: Any = None) -> None:
+        self.version: str = params["version"]
+        self.weight = float(params["weight"])
+        self.ngram_z = tuple(float(v) for v in params["ngram_z"])
+        self.head_z = tuple(float(v) for v in params["head_z"])
+        self.head_bias = float(params["head_bias"])
+        self.head_weights = [float(v) for v in params["head_weights"]]
+        self.platt = tuple(float(v) for v in params["platt"])
+        self.prescreen = float(params["prescreen"])
+        self.threshold = float(params["threshold"])
+        self._embedder = embedder
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, embedder: Any = None) -> SecondLook:
+        text = (
+            resources.files(__package__).joinpath("crisis_second_look.json").read_text(encoding="utf-8")
+            if path is None
+            else Path(path).read_text(encoding="utf-8")
+        )
+        return cls(json.loads(text), embedder)
+
+    @property
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            from scorers.embeddings import shared_embedder
+
+            self._embedder = shared_embedder()
+        return self._embedder
+
+    def probabilities(self, texts: Sequence[str]) -> list[float | None]:
+        """Calibrated probability per text; None where the inline model rates it below ``prescreen`` (not
+        embedded). Blocking (ONNX): call it in a worker thread."""
+        m = ngram_model()
+        norm = [normalise(t) for t in texts]
+        raw = [m.raw(t) for t in norm]
+        keep = [i for i, t in enumerate(norm) if m.probability(t) >= self.prescreen]
+        out: list[float | None] = [None] * len(texts)
+        if not keep:
+            return out
+        vectors = self.embedder.embed([norm[i] for i in keep])
+        a, b = self.platt
+        for i, vec in zip(keep, vectors, strict=True):
+            head = self.head_bias + math.fsum(float(x) * w for x, w in zip(vec, self.head_weights, strict=True))
+            z = (1 - self.weight) * (raw[i] - self.ngram_z[0]) / self.ngram_z[1] + self.weight * (
+                head - self.head_z[0]
+            ) / self.head_z[1]
+            s = a * z + b
+            out[i] = 1.0 / (1.0 + math.exp(-s)) if s > -40 else 0.0
+        return out
+
+    def feed(self, event: TurnEvent | ConversationEnd) -> LookInput | None:
+        """A user turn worth a second look: covered, no inline alert on its own text, above the prescreen."""
+        if isinstance(event, ConversationEnd) or event.role != "user":
+            return None
+        a = assess_crisis(event.text)  # cached and deterministic: the inline tier's own decision
+        if a.alert or not a.covered or a.probability < self.prescreen:
+            return None
+        return LookInput(event.conversation_id, event.turn_index, event.text, event.metadata)
+
+    def alerts(self, inputs: Sequence[LookInput]) -> list[SafetyAlert]:
+        """One ``possible`` crisis alert per input whose probability reaches the threshold (blocking)."""
+        from . import RUBRIC
+
+        if not inputs:
+            return []
+        probs = self.probabilities([i.text for i in inputs])
+        version = f"{detector_version()}+{self.version}"
+        out: list[SafetyAlert] = []
+        for item, p in zip(inputs, probs, strict=True):
+            if p is None or p < self.threshold:
+                continue
+            inline = assess_crisis(item.text).probability
+            out.append(
+                SafetyAlert(
+                    alert_id=stable_id("alert", item.conversation_id, item.turn_index, "crisis_disclosure", "second"),
+                    conversation_id=item.conversation_id,
+                    turn_index=item.turn_index,
+                    alert_type="crisis_disclosure",
+                    severity="possible",
+                    categories=["model_only", "second_look"],
+                    evidence=f"second look probability {p:.2f} (inline model {inline:.2f})",
+                    source="heuristic",
+                    rubric=RUBRIC,
+                    metadata=dict(item.metadata or {}),
+                    detector="model",
+                    probability=round(p, 4),
+                    detector_version=version,
+                )
+            )
+        return out

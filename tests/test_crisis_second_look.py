@@ -1,0 +1,106 @@
+"""The crisis second look (scorers.safety._second_look): weights, what it may add, batch = stream."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from schemas import Conversation, ConversationEnd, Message, decode_output, stable_id
+from schemas import Turn as TurnEvent
+from scorers.safety import assess_crisis
+
+pytest.importorskip("onnxruntime")
+
+from scorers.safety._second_look import SecondLook
+
+ROOT = Path(__file__).resolve().parents[1]
+# A training text (writer agents, never a sealed one) the inline tier misses (no rule; n-gram model 0.82, under
+# its threshold) and the second look catches: 7 of the 173 short training crises the inline tier misses are so.
+QUIET = "I want to stop. Not the job, not the relationship. Me. I want me to stop."
+ORDINARY = "can you help me plan meals for the week, I want more vegetables"
+
+
+@pytest.fixture(scope="module")
+def look() -> SecondLook:
+    return SecondLook.load()
+
+
+def _turn(text: str, role: str = "user", i: int = 0) -> TurnEvent:
+    return TurnEvent(conversation_id="c1", turn_index=i, role=role, text=text)  # type: ignore[arg-type]
+
+
+def test_shipped_weights_carry_version_calibration_and_a_threshold_above_the_prescreen(look: SecondLook) -> None:
+    raw = json.loads((ROOT / "scorers" / "safety" / "crisis_second_look.json").read_text())
+    assert look.version == raw["version"] and look.version.startswith("crisis-minilm-ensemble@")
+    assert len(look.head_weights) == 384 and 0 < look.weight < 1
+    assert 0 < look.prescreen < look.threshold < 1
+    assert raw["training"]["cv"] == "writer-out 5-fold"
+
+
+def test_probabilities_are_none_below_the_prescreen_and_calibrated_above(look: SecondLook) -> None:
+    probs = look.probabilities([ORDINARY, "i want to kill myself tonight, i have the pills here"])
+    assert probs[0] is None  # never embedded: the inline model rates it far below the prescreen
+    assert probs[1] is not None and probs[1] > 0.99
+    again = look.probabilities(["i want to kill myself tonight, i have the pills here"])
+    assert again[0] == pytest.approx(probs[1], abs=1e-6)  # independent of the batch
+
+
+def test_it_looks_only_at_user_turns_the_inline_tier_left_without_an_alert(look: SecondLook) -> None:
+    loud = "i'm going to kill myself tonight"
+    assert assess_crisis(loud).alert
+    assert look.feed(_turn(loud)) is None  # the inline tier already alerted: nothing to add
+    assert look.feed(_turn(QUIET, role="assistant")) is None
+    assert look.feed(ConversationEnd(conversation_id="c1")) is None  # type: ignore[call-arg]
+    assert look.feed(_turn(ORDINARY)) is None  # below the prescreen
+    assert not assess_crisis(QUIET).alert
+    assert look.feed(_turn(QUIET)) is not None
+
+
+def test_a_second_look_alert_is_possible_and_names_its_detector_and_versions(look: SecondLook) -> None:
+    item = look.feed(_turn(QUIET, i=4))
+    assert item is not None
+    (alert,) = look.alerts([item])
+    assert alert.alert_type == "crisis_disclosure" and alert.severity == "possible"
+    assert alert.detector == "model" and "second_look" in alert.categories
+    assert alert.probability is not None and alert.probability >= look.threshold
+    assert alert.detector_version is not None and alert.detector_version.endswith(look.version)
+    assert alert.alert_id == look.alerts([item])[0].alert_id  # deterministic: a redelivered turn, the same alert
+    assert alert.alert_id != stable_id("alert", "c1", 4, "crisis_disclosure")  # never the inline alert's id
+    assert look.alerts([]) == []
+
+
+def test_batch_evaluate_with_the_model_stage_adds_the_second_look_alert(tmp_path: Path) -> None:
+    conv = Conversation(
+        conversation_id="q1",
+        turns=[
+            Message(role="user", text=QUIET),
+            Message(role="assistant", text="That sounds heavy. Can you tell me more about what's going on?"),
+            Message(role="user", text=ORDINARY),
+            Message(role="assistant", text="Sure, let's start with breakfast."),
+        ],
+    )
+    src = tmp_path / "in.jsonl"
+    src.write_text(conv.model_dump_json() + "\n")
+    outs = {}
+    for flag in ((), ("--model-stage",)):
+        out = tmp_path / f"out{len(flag)}.jsonl"
+        run = subprocess.run(
+            [sys.executable, "-m", "attune", "evaluate", str(src), "--out", str(out), "--quiet", *flag],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+        assert run.returncode == 0, run.stderr
+        outs[flag] = [decode_output(line) for line in out.read_bytes().splitlines()]
+    crisis = {
+        flag: [r for r in recs if r.kind == "safety_alert" and r.alert_type == "crisis_disclosure"]
+        for flag, recs in outs.items()
+    }
+    assert crisis[()] == []  # the inline tier alone misses it
+    (added,) = crisis[("--model-stage",)]
+    assert (added.conversation_id, added.turn_index, added.severity) == ("q1", 0, "possible")
+    assert "second_look" in added.categories
