@@ -78,6 +78,26 @@ _THIRD = _rx(
     r"battery|laptop|computer|pc|car|bike|van|campervan|social life|leaflet|career|business|marriage|relationship|"
     r"hopes|dreams|account|bank account|social battery|vibe|streak)\b"
 )
+#: A possessive before means ("my boyfriend's anxiety meds", "mum's heart pills") names an owner, not a subject.
+_OWNER_OF_MEANS = re.compile(
+    r"'s (?:\w+ )?(?:pills?|tablets?|meds|medications?|medicine|prescriptions?|insulin|ambien|xanax|gun|rifle|"
+    r"pistol|shotgun|revolver|knife|knives|razors?|belt|rope|sleeping)\b"
+)
+
+
+_USED_MEANS = re.compile(r"\b(?:took|taken|take|taking|swallowed|stole|grabbed|used|using|got|have|had|keep)\b")
+
+
+def _subjects(text: str) -> list[re.Match[str]]:
+    """Third-person words of ``text`` that may be a subject: not the owner of means the user took or holds
+    ("took all my pills plus my boyfriend's anxiety meds")."""
+    return [
+        x
+        for x in _THIRD.finditer(text)
+        if not (_OWNER_OF_MEANS.match(text, x.end()) and _USED_MEANS.search(text, 0, x.start()))
+    ]
+
+
 _CLAUSE_BREAK = re.compile(r"[.!?;,\n]|\b(?:but|though|although|however|because|cause|so|and then)\b")
 
 
@@ -102,14 +122,19 @@ def _mine(win: str, m: re.Match[str], built_in: bool = False) -> bool:
     """
     left = _left(win, m.start())
     firsts = [x.end() for x in _FIRST.finditer(left)]
-    thirds = [x.end() for x in _THIRD.finditer(left)]
+    thirds = [x.end() for x in _subjects(left)]
     if built_in and (_BUILT_IN.search(m.group()) or m.group().endswith("without me")):
         return True
     if firsts:
         return not thirds or firsts[-1] > thirds[-1]
     if thirds:
         return False
-    return _THIRD.search(win) is None
+    # no subject in the clause: the window must not be about someone else ("took all of them": "them" is the
+    # object, after the act, and does not count)
+    return not any(x.start() < m.start() or x.group() not in _OBJECT_PRONOUNS for x in _subjects(win))
+
+
+_OBJECT_PRONOUNS = frozenset({"them", "him", "her", "it"})
 
 
 _NEG_LEFT = re.compile(
@@ -134,6 +159,7 @@ _DEATH_SELF = _rx(
     r"finish(?:ing)? my (?:own )?life|do(?:ing)? myself in|end(?:ing)? myself|"
     r"(?:i'm|im|i am|been|feel|feeling|felt|get|getting) (?:so |really |very |pretty |kinda |a bit |"
     r"a little )?sui?ci?d(?:al|ial)|sui thoughts|suicidal thoughts|thoughts of suicide|"
+    r"suicidal (?:ideation|urges|feelings|thinking)|suicide (?:thoughts|urges)|s\*(?:icid|uicid)\w*|su\*cid\w*|"
     r"(?:lowkey|low key|highkey|lowk|lwk|lowkey kind of|kind of|hella|mad|so|super|very|really|still|pretty) "
     r"suicidal|suicidal (?:af|asf|rn|today|tonight|again|lately|atm|these days|all (?:day|week)|ngl|lol|fr)|"
     r"(?<!if i )(?<!whether i )(?<!if you )(?:was|were|went|got) (?:so |really |very |badly |severely |pretty |"
@@ -147,7 +173,8 @@ _DEATH_SELF = _rx(
     r"(?:won't|wont|will not) be an? (?:me\b|(?:january|february|march|april|may|june|july|august|september|"
     r"october|november|december|christmas|xmas|easter|eid|diwali|birthday|summer|winter|spring|autumn|next year|"
     r"new year|tomorrow|future) for me)|"
-    r"take myself out(?! to| for| on)|by my own hand|no more me|"
+    r"(?:take|taking|took) myself (?:out|off)(?! to| for| on| of (?:the )?(?:group|team|chat|list|running|race))|"
+    r"by my own hand|no more me|my life to (?:end|take)|"
     r"make sure (?:i don't|i do not|i never) (?:see|wake|make it)|(?:won't|will not|wont) (?:see|make it to) "
     r"(?:eid|christmas|xmas|easter|next|another|my|the end)|not planning on (?:coming|driving|going|walking) back|"
     r"rest for good|(?:i'?m|i am|im) (?:going to|gonna) (?:do it|try) again|(?:this time|tonight) i'?m "
@@ -172,10 +199,11 @@ _DEATH = _rx(
     r"(?:hit|run over|killed) by (?:a|the) (?:truck|bus|car|train|lorry)|brakes (?:just )?(?:fail|failed)|"
     r"(?:take|takes|took|call|calls|called) me (?:home|away)|take me (?:now|tonight|soon|in my sleep)|"
     r"switch(?:ed)? (?:me )?off|me finished|follow (?:him|her|them)|be with (?:him|her|them|my \w+) again|"
-    r"(?:won't|will not|wont|not) (?:be )?(?:here|around) (?:much longer|after|tomorrow|in the morning|by|next)|"
+    r"(?:won't|will not|wont|not)(?: going to| gonna)? (?:be )?(?:here|around) (?:much longer|after|tomorrow|"
+    r"in the morning|by|next)|"
     r"(?:won't|wont|not) (?:be )?(?:coming|going|driving|walking) (?:home|back)|"
     r"(?:don't|do not|dont) think i'?m (?:going|coming) (?:back|home)|never (?:come|coming) (?:home|back)|"
-    r"last (?:night|day|week|christmas|birthday) (?:alive|on earth|here)|(?:a|the) burden (?:again|anymore|"
+    r"last (?:night|day|week|christmas|birthday) (?:alive|on (?:this )?earth|here)|(?:a|the) burden (?:again|anymore|"
     r"much longer)|(?:have to )?put up with me|worry about me (?:anymore|again)|"
     r"(?:don't|can't|do not|cannot|dont|cant) (?:see|picture|imagine) (?:a|any|my) (?:future|way forward|tomorrow)|"
     r"no future (?:for me|left|ahead)|(?:there's|there is) no (?:future|way forward|point (?:in|to) (?:living|me))|"
@@ -347,7 +375,8 @@ _PREP_ACT = _rx(
     r"(?:letters?|notes?) (?:are |is )?(?:written|done|ready|on (?:the|my)|for (?:my|the|each|everyone)|to (?:my|"
     r"each|everyone))|(?:wrote|written|writing|write|left|leaving) (?:\w+ ){0,4}?(?:a |my |the |another |"
     r"goodbye |suicide )?(?:letters?|notes?)(?! (?:for|to) (?:work|school|class|the landlord|my landlord|"
-    r"the teacher|my boss))|suicide note|goodbye (?:letter|note|video|message)s?|"
+    r"the teacher|my boss|my future self|(?:my|his|her) \w+'s (?:school|teacher))| of (?:resignation|complaint|"
+    r"recommendation|reference|apology|support))|suicide note|goodbye (?:letter|note|video|message)s?|"
     r"(?:put|putting|got|getting|have) (?:everything|things|my affairs|affairs) in order|loose ends|"
     r"passwords (?:and|are|written)|updated my will|made (?:a|my) will|who gets my|"
     r"(?:gave|giving|give|given) (?:away )?(?:all )?(?:my|away my) (?:\w+ )?(?:things|stuff|belongings|"
@@ -357,7 +386,8 @@ _PREP_ACT = _rx(
     r"children) (?:for me|when i|after)|"
     r"(?:won't|wont|will not) (?:need|be needing) (?:it|them|these|this|my|any)|"
     r"(?:research|researched|researching|looked up|googled|looking up|reading up)(?: on)? (?:\w+ ){0,3}?(?:how "
-    r"many|which|how much|how long|how high|what to take|the best way|ways to)|"
+    r"many|which|how much|how long|how high|what to take|the best way|ways to|suicide methods|methods|lethal "
+    r"doses?|overdos\w*)|"
     # pills gathered covertly, or from several chemists
     r"(?:every|different|several|three|two|four|a few|other|multiple) (?:chemists?|pharmac\w+)|"
     r"chemists? (?:don't|that don't|won't) (?:limit|ask)|without (?:the pharmacist|the chemist) (?:asking|noticing)|"
@@ -441,8 +471,8 @@ _DELIBERATE_SH = re.compile(
     r"self[- ]inflicted|so (?:nobody|no one) (?:sees|notices))"
 )
 _HISTORY = _rx(
-    r"(?:my|an|a|the|first|second|third|last|previous|suicide|failed) attempts?(?! at (?:[a-z]+ing|the|a|an|"
-    r"my|this|that|it|baking|making|sourdough|bread|cake|cooking|driving|parallel))|attempts? at (?:\d+|"
+    r"(?:my|an|a|the|first|second|third|last|previous|suicide|failed) attempts?(?! at (?!suicide|killing|"
+    r"ending|taking|hanging|overdos|od\b)[a-z])|attempts? at (?:\d+|"
     r"sixteen|fifteen|fourteen|seventeen|eighteen|nineteen|twenty)|tried to (?:kill|end|take|overdose|"
     r"od|hang|jump|drown|leave early|go to sleep|not wake|die|do it)|tried (?:with|once|twice|before) (?:pills|"
     r"tablets|a rope|at \d+)|attempted(?: suicide)?|survived (?:an? )?(?:overdose|attempt|jump|od)|"
@@ -452,6 +482,23 @@ _AGAIN = _rx(
     r"again|back|coming back|returning|creeping|these days|lately|recently|this week|tonight|now|still|"
     r"starting to|same (?:feeling|place|thoughts|way)|heading that way|like (?:back )?then"
 )
+
+# Soft anchors: wording that names a crisis only when the model is confident the turn is one. No frame uses
+# them and they are not model features; ``anchor_finding`` reports them (high) when the model confirms.
+_SOFT_INTENT = _rx(
+    r"(?:do|doing|did|done) it(?= (?:tonight|today|tomorrow|this|now|right now|soon|anyway|for real|after|before|"
+    r"when|once|on|at|again|properly|finally|either way|no matter|i|like|you know)\b|\W*$|\W*[.!,;])|"
+    r"going through w(?:ith|/)?(?= it\b)|going to commit(?=\W*$|\W*[.!,;])|"
+    r"(?:my )?mind(?:'s| is) made up|made up my mind|(?:no one|nobody) (?:can|will|could) stop me|"
+    r"(?:i'm|im|i am) (?:set|decided) on"
+)
+_SOFT_DEATH = _rx(
+    r"end of the road|my time (?:to be|is) up|ready to go|made my peace|want out|not sticking around|"
+    r"(?:clock|check|tap|bow)(?:ing)? out(?: for good| permanently)?|(?:the|my) (?:last|final) (?:one|time|goodbye|"
+    r"weekend|day|night|week|month|birthday|christmas|chapter|page)|for good|bye forever|the permanent kind|"
+    r"(?:delete|erase|switch) (?:me|myself)(?: off)?|lie down for the last"
+)
+_SOFT_SH = _rx(r"on purpose|deliberately|punish(?:ing|ed)? (?:my ?self|my body)")
 
 # -- guards ---------------------------------------------------------------------------------------------
 _MEDIA = _rx(
@@ -463,7 +510,11 @@ _MEDIA = _rx(
     r"true crime|sims|minecraft|fortnite|elden ring|dark souls|level \d+|module|training module|policy|"
     r"placement|presentation|storyline|manuscript|peer review\w*|rates|data|hospitali[sz]ations|agency|records|"
     r"archive|inquest|coroner|family history|history project|painting|painted|artwork|shakespeare|hamlet|"
-    r"ophelia|nursing student|student nurse|clinical|screening tool|prevention work|helpline card"
+    r"ophelia|nursing student|student nurse|clinical|screening tool|prevention work|helpline card|"
+    r"literature review|systematic review|meta-analys\w*|the evidence (?:that|on|for)|"
+    # the concept as a professional's caseload or training ("three overdose calls", "self harm presentations")
+    r"(?:overdose|od|self[- ]?harm|suicide|suicidal) (?:calls?|presentations?|assessments?|patients|cases|"
+    r"admissions|risk assessments?|awareness|statistics|training)"
 )
 _GRIEF = _rx(
     r"(?<!my )(?<!own )funeral|passed away|passed on|rip|memorial|grave|cemetery|anniversary of (?:his|her|"
@@ -499,7 +550,9 @@ _DENY = re.compile(
     r"\b(?:i'm not|i am not|not|never|nowhere near|far from|i don't|i'd never|i would never|i won't|i wouldn't|"
     r"no (?:thoughts?|intention|intent|plans?|desire|wish|urges?|wanting|risk|danger|way i'd|way i would)|"
     r"(?:nobody|no one) (?:needs|has|have) to worry about me|"
-    r"zero (?:thoughts?|intention|plans?|desire|urges?))\b(?:\W+\w+){0,5}?\W+(?:suicid\w*|self[- ]?harm\w*|"
+    r"zero (?:thoughts?|intention|plans?|desire|urges?))\b"
+    r"(?!\W+(?:just |only )?(?:saying|joking|kidding|exaggerating|being dramatic|messing|scared|afraid)\b)"
+    r"(?:\W+\w+){0,5}?\W+(?:suicid\w*|self[- ]?harm\w*|"
     r"going to (?:do|hurt|kill)|hurt\w* myself|kill\w* myself|harm\w* myself|want\w* to die|to die|in danger|"
     r"at risk|unsafe|a danger|in any danger|end\w* (?:it|my life)|death|dying)"
     r"|\b(?:suicidal|suicide|self[- ]?harm\w*)[,.]? (?:no|nope|never|not really|not at all)\b"
@@ -599,6 +652,10 @@ _BENIGN_FAREWELL = re.compile(
 )
 
 
+#: A dose taken by mistake ("took my morning tablets twice by accident, is that an overdose?").
+_MED_SLIP = re.compile(r"\b(?:by accident|accidentally|by mistake|forgot (?:i|that i|if i)|twice by|double[- ]dosed)\b")
+
+
 def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
     """Every frame that fires in one window; ``ctx`` is the whole text (for guards that look wider), ``on``
     the classes the gate lets run for it (the others cannot match)."""
@@ -636,9 +693,10 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
     # attempt in progress or just made
     qty = g(_DRUG_QTY).search(win)
     taken = g(_TAKEN).search(win)
-    if qty and taken and _mine(win, taken) and not _negated(win, taken) and not (activity and not d):
+    slip = _MED_SLIP.search(win) is not None and not g(_DELIBERATE).search(win)
+    if qty and taken and _mine(win, taken) and not _negated(win, taken) and not (activity and not d) and not slip:
         add(Finding("attempt", "critical", _ev(win, taken, qty), "drug_quantity_taken"))
-    if taken and re.search(r"\b(?:overdose|od)\b", win) and _mine(win, taken) and not _negated(win, taken):
+    if taken and re.search(r"\b(?:overdose|od)\b", win) and _mine(win, taken) and not _negated(win, taken) and not slip:
         add(Finding("attempt", "critical", _ev(win, taken), "overdose_taken"))
     edge = g(_ON_EDGE).search(win)
     if edge and not activity and _mine(win, edge):
@@ -855,7 +913,9 @@ _SCREENED = re.compile(
     r"ending my life|going to hurt|want\w* to die)"
 )
 _ANSWER_NO = re.compile(
-    r"\b(?:the (?:honest )?answer is (?:always )?no|answered no|said no|ticked (?:no|never)|scored (?:zero|0|a zero)|"
+    r"\b(?:the (?:honest )?answer is (?:always )?no|answered no|said no|ticked \W?(?:no|never)|"
+    r"scored (?:zero|0|a zero)|"
+    r"none at all|i (?:don't|do not) have any|i (?:haven't|have not) had any|"
     r"i was like no|i'm not\.|i am not\.|not at all|never (?:crossed|felt like it)|no,? i'm|nope|i haven't[,.]|"
     r"i have not[,.]|i haven't ever|no need to worry|but i've been "
     r"(?:stable|fine|good|well)|doing (?:great|fine|well|ok)|not where my head is|i'm (?:fine|safe|okay|ok)\b)"
@@ -882,7 +942,20 @@ def _denied(win: str) -> bool:
     deny = _DENY.search(win)
     if deny is None or _DENY_HEDGE.search(win[max(0, deny.start() - 30) : deny.start()]):
         return False
+    if _acted_before(win, deny.start()):
+        return False  # "took pills to kill myself and now i'm scared, i don't want to die": ambivalence after an act
     return not _DENY_BUT.search(win, deny.end())
+
+
+def _acted_before(win: str, end: int) -> bool:
+    """An unnegated act or attempt about the user before ``end`` (a later "i don't want to die" cannot undo it)."""
+    head = win[:end]
+    for rx in (_DEATH_SELF, _ATTEMPT_NOW):
+        for m in rx.finditer(head):
+            if not _negated(head, m) and _mine(head, m, True) and not _IDIOM.search(head):
+                return True
+    taken = _TAKEN.search(head)
+    return bool(taken and _DRUG_QTY.search(head) and _mine(head, taken) and not _negated(head, taken))
 
 
 def _story(win: str) -> bool:
@@ -1167,6 +1240,7 @@ _ANCHOR_CSSRS: tuple[tuple[str, str], ...] = (
     ("_ATTEMPT_NOW", "attempt"), ("_SH_ACT", "nssi"), ("_PREP_ACT", "preparatory"), ("_ON_EDGE", "attempt"),
     ("_METHOD_ACT", "method"), ("_DRUG_QTY", "method"), ("_DEATH_SELF", "active_ideation"),
     ("_PASSIVE_DEATH", "wish_dead"), ("_DEATH", "active_ideation"), ("_MEANS", "method"), ("_HISTORY", "history"),
+    ("_SOFT_INTENT", "intent"), ("_SOFT_SH", "nssi"), ("_SOFT_DEATH", "wish_dead"),
 )  # fmt: skip
 
 
