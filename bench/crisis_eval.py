@@ -1,7 +1,7 @@
 """Evaluate the crisis detector: the sealed set, the multi-turn set, public data, the v1 set, and speed.
 
     .venv/bin/python bench/crisis_eval.py                       # dev split only (what tuning may look at)
-    .venv/bin/python bench/crisis_eval.py --splits dev,test,test2,test3   # the sealed test sets: once per change
+    .venv/bin/python bench/crisis_eval.py --splits dev,test,test2,test3,test4   # the sealed test sets: once per change
     .venv/bin/python bench/crisis_eval.py --splits dev --errors # dev misses and false alarms
     .venv/bin/python bench/crisis_eval.py --sdcnl PATH/testing-set.csv --reddit500 PATH/500_Reddit_users.csv
     .venv/bin/python bench/crisis_eval.py --json                # one JSON document
@@ -11,8 +11,8 @@
 Sets:
 * ``tests/data/crisis_eval/items.jsonl``: 460 crisis disclosures by C-SSRS category and phrasing style and 440
   hard negatives, written by agents that never saw the detector; dev/test by a fixed hash (``crisis_split``);
-* ``tests/data/crisis_eval/test2.jsonl``, ``test3.jsonl``: second and third sealed test sets (260 / 259,
-  260 / 260) by four other writers each;
+* ``tests/data/crisis_eval/test2.jsonl``, ``test3.jsonl``, ``test4.jsonl``: second, third and fourth sealed test
+  sets (260 / 259, 260 / 260, 260 crises and the hard negatives of two writers) by four other writers each;
 * ``tests/data/crisis_eval/conversations.jsonl``: user-turn sequences where the risk shows only across turns;
 * public sets, read from the paths given (never committed: no licence file in either repository):
   SDCNL (ayaanzhaque/SDCNL ``data/testing-set.csv``, r/SuicideWatch = 1 vs r/depression = 0; noisy labels)
@@ -26,7 +26,8 @@ wakes the concept matcher).
 
 Every figure comes with n and a 95% bootstrap interval (2,000 resamples, seed 12) and is shown for the
 current detector (rules + model), its rules alone, its model alone, and the v1 phrase rules (the
-first version), all in this one run; ``--previous ROOT`` adds the previous version's detector, imported from
+first version), all in this one run; with the ``embeddings`` extra also ``with_stage`` (what a deployment running
+the model stage alerts on: the inline tier OR the crisis second look) and ``second_look`` alone; ``--previous ROOT`` adds the previous version's detector, imported from
 another checkout in a second process over the same sets and bootstrap. Throughput: median of 5 timed passes,
 caches emptied each pass.
 """

@@ -47,8 +47,9 @@ VERSION = "crisis-ngram-concept-lr@1.3"
 
 def training_data() -> tuple[list[str], np.ndarray, dict[str, int]]:
     eval_texts = {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS)}
-    for sealed in ("test2.jsonl", "test3.jsonl"):
-        eval_texts |= {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS.with_name(sealed))}
+    for sealed in ("test2.jsonl", "test3.jsonl", "test4.jsonl"):
+        if EVAL_ITEMS.with_name(sealed).exists():
+            eval_texts |= {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS.with_name(sealed))}
     texts: list[str] = []
     labels: list[int] = []
     per_file: dict[str, int] = {}
