@@ -26,10 +26,10 @@ wakes the concept matcher).
 
 Every figure comes with n and a 95% bootstrap interval (2,000 resamples, seed 12) and is shown for the
 current detector (rules + model), its rules alone, its model alone, and the v1 phrase rules (the
-first version), all in this one run; with the ``embeddings`` extra also ``with_stage`` (what a deployment running
-the model stage alerts on: the inline tier OR the crisis second look) and ``second_look`` alone; ``--previous ROOT`` adds the previous version's detector, imported from
-another checkout in a second process over the same sets and bootstrap. Throughput: median of 5 timed passes,
-caches emptied each pass.
+first version), all in this one run; with the ``embeddings`` extra also ``with_stage`` (what a deployment
+running the model stage alerts on: the inline tier OR the crisis second look) and ``second_look`` alone.
+``--previous ROOT`` adds the previous version's detector, imported from another checkout in a second process
+over the same sets and bootstrap. Throughput: median of 5 timed passes, caches emptied each pass.
 """
 
 from __future__ import annotations

@@ -26,7 +26,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -36,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from crisis_eval import crisis_split, load_jsonl  # noqa: E402
-from train_crisis_model import EVAL_ITEMS, TRAIN_DIR, fit, matrix  # noqa: E402
+from train_crisis_model import EVAL_ITEMS, TRAIN_DIR, _lowest, fit, matrix  # noqa: E402
 
 from scorers.safety._model import features  # noqa: E402
 from scorers.safety._model import model as ngram_model  # noqa: E402
@@ -173,7 +175,17 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _prescreen_cost(ngram_cv, head_cv, combined, w, a, b, y, held, prescreen) -> None:  # type: ignore[no-untyped-def]
+def _prescreen_cost(
+    ngram_cv: np.ndarray,
+    head_cv: np.ndarray,
+    combined: Callable[[np.ndarray, np.ndarray, float], np.ndarray],
+    w: float,
+    a: float,
+    b: float,
+    y: np.ndarray,
+    held: np.ndarray,
+    prescreen: float,
+) -> None:
     """How many writer-out crises the average would flag at 0.5-0.9 that the prescreen keeps from it."""
     m = ngram_model()
     p_ngram = 1.0 / (1.0 + np.exp(-(m.platt_a * ngram_cv + m.platt_b)))
@@ -188,28 +200,25 @@ def _prescreen_cost(ngram_cv, head_cv, combined, w, a, b, y, held, prescreen) ->
         )
 
 
-def _dev_threshold(second: dict, embedder, max_fpr: float) -> float:  # type: ignore[no-untyped-def]
+def _dev_threshold(second: dict[str, Any], embedder: Any, max_fpr: float) -> float:
+    """The lowest threshold (0.01 steps) at which rules OR the inline model OR the second look keep the dev
+    false-positive rate <= ``max_fpr`` (the walk of bench/train_crisis_model.py)."""
     from scorers.safety._crisis import rule_findings
     from scorers.safety._second_look import SecondLook
 
     look = SecondLook(second, embedder)
     m = ngram_model()
     dev = [d for d in load_jsonl(EVAL_ITEMS) if crisis_split(d["text"]) == "dev"]
-    raw = [d["text"] for d in dev]
-    lab = np.array([d["label"] == "crisis" for d in dev])
-    norm = [normalise(t) for t in raw]
-    inline = np.array([bool(rule_findings(t)) or m.probability(t) >= m.threshold for t in norm])
-    p = np.array([v if v is not None else 0.0 for v in look.probabilities(raw)])
-    chosen = 0.99
-    for th in [round(0.01 * k, 2) for k in range(99, 0, -1)]:
-        flags = inline | (p >= th)
-        fpr = float(flags[~lab].mean())
-        if fpr > max_fpr:
-            break
-        chosen = th
-        if th * 100 % 5 == 0:
-            print(f"  dev {th:.2f}: recall {flags[lab].mean():.3f} fpr {fpr:.3f}")
-    return chosen
+    pos = [normalise(d["text"]) for d in dev if d["label"] == "crisis"]
+    neg = [normalise(d["text"]) for d in dev if d["label"] == "none"]
+    inline = {t: bool(rule_findings(t)) or m.probability(t) >= m.threshold for t in pos + neg}
+    prob = dict(zip(pos + neg, look.probabilities(pos + neg), strict=True))  # normalise is idempotent
+
+    def flags(t: str, th: float) -> bool:
+        p = prob[t]
+        return inline[t] or (p is not None and p >= th)
+
+    return _lowest(flags, pos, neg, max_fpr, 0.0, "second look")
 
 
 if __name__ == "__main__":
