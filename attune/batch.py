@@ -401,7 +401,7 @@ def model_scores(items: Iterable[Item], out, summary: Summary) -> int:
     """The model stage over every valid conversation, through the stream stage's code: the learned empathy
     signal of each reply and the crisis second look of each user turn the inline tier left without an alert."""
     from scorers.empathy_model import EmpathyModel, ModelInput, ModelStage
-    from scorers.safety._second_look import LookInput, SecondLook
+    from scorers.safety import LookInput, SecondLook
 
     stage = ModelStage(EmpathyModel.load())
     look = SecondLook.load()

@@ -124,7 +124,7 @@ DETECTORS: dict[str, Callable[[str], Verdict]] = {
 _SECOND: dict[str, float | None] = {}
 try:
     from scorers.embeddings import missing as _embeddings_missing
-    from scorers.safety._second_look import SecondLook
+    from scorers.safety import SecondLook
 
     _LOOK: Any = SecondLook.load() if _embeddings_missing() is None else None
 except ImportError:  # a checkout from before the second look

@@ -203,8 +203,8 @@ def _prescreen_cost(
 def _dev_threshold(second: dict[str, Any], embedder: Any, max_fpr: float) -> float:
     """The lowest threshold (0.01 steps) at which rules OR the inline model OR the second look keep the dev
     false-positive rate <= ``max_fpr`` (the walk of bench/train_crisis_model.py)."""
+    from scorers.safety import SecondLook
     from scorers.safety._crisis import rule_findings
-    from scorers.safety._second_look import SecondLook
 
     look = SecondLook(second, embedder)
     m = ngram_model()

@@ -30,7 +30,7 @@ from aiokafka import AIOKafkaConsumer
 from schemas import InvalidRecord, decode_turn_event, encode
 from schemas.topics import SAFETY_ALERTS, TURN_MODEL_SCORES, TURNS
 from scorers.empathy_model import DEFAULT_MAX_CONVERSATIONS, EmpathyModel, ModelInput, ModelStage
-from scorers.safety._second_look import LookInput, SecondLook
+from scorers.safety import LookInput, SecondLook
 
 from . import security
 from ._quiet import quiet_repeats
@@ -45,7 +45,7 @@ class StageStats:
     events: int = 0
     invalid: int = 0
     scored: int = 0
-    looked: int = 0  # user turns the crisis second look embedded candidates of (no inline alert, above prescreen)
+    looked: int = 0  # user turns given a crisis second look (no inline alert, at or above the prescreen)
     crisis_alerts: int = 0  # possible crisis alerts the second look added
     batches: int = 0
     model_seconds: float = 0.0

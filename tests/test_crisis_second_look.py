@@ -11,15 +11,13 @@ import pytest
 
 from schemas import Conversation, ConversationEnd, Message, decode_output, stable_id
 from schemas import Turn as TurnEvent
-from scorers.safety import assess_crisis
+from scorers.safety import SecondLook, assess_crisis
 
-pytest.importorskip("onnxruntime")
-
-from scorers.safety._second_look import SecondLook
+pytest.importorskip("onnxruntime")  # the second look embeds
 
 ROOT = Path(__file__).resolve().parents[1]
 # A training text (writer agents, never a sealed one) the inline tier misses (no rule; n-gram model 0.82, under
-# its threshold) and the second look catches: 7 of the 173 short training crises the inline tier misses are so.
+# its threshold 0.83) and the second look catches (0.97).
 QUIET = "I want to stop. Not the job, not the relationship. Me. I want me to stop."
 ORDINARY = "can you help me plan meals for the week, I want more vegetables"
 

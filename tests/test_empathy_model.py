@@ -190,7 +190,7 @@ def test_batch_evaluate_writes_one_model_score_per_assistant_turn(tmp_path: Path
 def test_the_stream_stage_scores_every_reply_as_batch_does_and_resumes_after_a_restart(broker: object) -> None:
     """Empathy scores of every reply and the crisis second look's alerts, as batch computes them."""
     from schemas.topics import SAFETY_ALERTS
-    from scorers.safety._second_look import SecondLook
+    from scorers.safety import SecondLook
     from streams.io import consume, publish, schedule
     from streams.model_stage import run_stage
 

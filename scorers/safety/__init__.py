@@ -13,6 +13,8 @@ docs/safety-detection.md.
 * :func:`detect_harmful_reply` -- ASSISTANT turns: dangerous advice, diagnosis, guarantee, harmful
   coping, dependency, minimising a crisis.
 * :func:`detect_user_dependency` -- USER turns: unhealthy dependency on the assistant.
+* :class:`SecondLook` -- the model stage's crisis second look (MiniLM embeddings, off the inline path): a
+  ``possible`` alert for user turns the inline tier left without one (needs the ``embeddings`` extra to run).
 """
 
 from schemas import RubricRef
@@ -23,6 +25,7 @@ from ._crisis import CRISIS_CATEGORIES, detect_crisis, phrase_signals
 from ._dependency import USER_DEPENDENCY, detect_user_dependency
 from ._normalise import normalise
 from ._replies import HARMFUL_CATEGORIES, detect_harmful_reply, offers_crisis_resources
+from ._second_look import LookInput, SecondLook
 
 RUBRIC = RubricRef(id="safety-detectors", version="2.0", source="seed-000/001/003/004")
 
@@ -34,6 +37,8 @@ __all__ = [
     "RULES_VERSION",
     "USER_DEPENDENCY",
     "CrisisAssessment",
+    "LookInput",
+    "SecondLook",
     "assess_crisis",
     "coverage",
     "detect_crisis",
