@@ -46,12 +46,20 @@ VERSION = "crisis-ngram-concept-lr@1.3"
 
 
 def training_data() -> tuple[list[str], np.ndarray, dict[str, int]]:
+    texts, labels, _writers, per_file = training_rows()
+    return texts, labels, per_file
+
+
+def training_rows() -> tuple[list[str], np.ndarray, np.ndarray, dict[str, int]]:
+    """Normalised training texts, labels, each text's writer (its file's stem) and the rows per file; a text
+    also in a sealed set is dropped and counted, a repeated text kept once."""
     eval_texts = {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS)}
     for sealed in ("test2.jsonl", "test3.jsonl", "test4.jsonl"):
         if EVAL_ITEMS.with_name(sealed).exists():
             eval_texts |= {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS.with_name(sealed))}
     texts: list[str] = []
     labels: list[int] = []
+    writers: list[str] = []
     per_file: dict[str, int] = {}
     seen: set[str] = set()
     dropped = 0
@@ -68,8 +76,9 @@ def training_data() -> tuple[list[str], np.ndarray, dict[str, int]]:
             seen.add(key)
             texts.append(normalise(d["text"]))
             labels.append(1 if d["label"] == "crisis" else 0)
+            writers.append(path.stem)
     per_file["dropped_as_in_eval_set"] = dropped
-    return texts, np.array(labels), per_file
+    return texts, np.array(labels), np.array(writers), per_file
 
 
 def matrix(feats: list[set[str]], vocab: dict[str, int]) -> csr_matrix:

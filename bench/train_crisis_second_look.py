@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from crisis_eval import crisis_split, load_jsonl  # noqa: E402
-from train_crisis_model import EVAL_ITEMS, TRAIN_DIR, _lowest, fit, matrix  # noqa: E402
+from train_crisis_model import EVAL_ITEMS, _lowest, fit, matrix, training_rows  # noqa: E402
 
 from scorers.safety._model import features  # noqa: E402
 from scorers.safety._model import model as ngram_model  # noqa: E402
@@ -47,29 +47,6 @@ from scorers.safety._normalise import normalise  # noqa: E402
 OUT = ROOT / "scorers" / "safety" / "crisis_second_look.json"
 VERSION = "crisis-minilm-ensemble@1.0"
 WEIGHTS = (0.2, 0.3, 0.4, 0.5)  # share of the embedding head in the average; the writer-out CV picks one
-
-
-def training_data() -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Normalised texts, labels, and each text's writer (file) -- the same texts bench/train_crisis_model.py uses."""
-    sealed = {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS)}
-    for name in ("test2.jsonl", "test3.jsonl", "test4.jsonl"):
-        path = EVAL_ITEMS.with_name(name)
-        if path.exists():
-            sealed |= {d["text"].strip().lower() for d in load_jsonl(path)}
-    texts: list[str] = []
-    labels: list[int] = []
-    writers: list[str] = []
-    seen: set[str] = set()
-    for path in sorted(TRAIN_DIR.glob("*.jsonl")):
-        for d in load_jsonl(path):
-            key = d["text"].strip().lower()
-            if key in sealed or key in seen:
-                continue
-            seen.add(key)
-            texts.append(normalise(d["text"]))
-            labels.append(1 if d["label"] == "crisis" else 0)
-            writers.append(path.stem)
-    return texts, np.array(labels), np.array(writers)
 
 
 def writer_folds(writers: np.ndarray, y: np.ndarray, k: int = 5) -> np.ndarray:
@@ -101,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from scorers.embeddings import MiniLMEmbedder
 
-    texts, y, writers = training_data()
+    texts, y, writers, _per_file = training_rows()
     folds = writer_folds(writers, y)
     embedder = MiniLMEmbedder()
     emb = embedder.embed(texts)

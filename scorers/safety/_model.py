@@ -88,7 +88,11 @@ class CrisisModel:
 
     def probability(self, text: str) -> float:
         """Calibrated crisis probability of a normalised text."""
-        z = self.platt_a * self.raw(text) + self.platt_b
+        return self.calibrated(self.raw(text))
+
+    def calibrated(self, raw: float) -> float:
+        """The probability of a decision value (:meth:`raw`): for callers that need both."""
+        z = self.platt_a * raw + self.platt_b
         return 1.0 / (1.0 + math.exp(-z)) if z > -40 else 0.0
 
 

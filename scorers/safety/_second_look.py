@@ -79,7 +79,7 @@ class SecondLook:
         m = ngram_model()
         norm = [normalise(t) for t in texts]
         raw = [m.raw(t) for t in norm]
-        keep = [i for i, t in enumerate(norm) if m.probability(t) >= self.prescreen]
+        keep = [i for i, r in enumerate(raw) if m.calibrated(r) >= self.prescreen]
         out: list[float | None] = [None] * len(texts)
         if not keep:
             return out
