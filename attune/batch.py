@@ -30,6 +30,7 @@ from schemas import (
 )
 from scorers import Evaluator, evaluate_conversation, exchanges_of, with_metadata
 from scorers._extras import missing_extra
+from scorers.safety import SecondLook
 
 from ._formats import Item, read_items
 from .summary import Summary
@@ -216,12 +217,16 @@ async def judge_items(
     metrics: list[str] | None,
     parallel: int,
     advance: Callable[[], None] = lambda: None,
+    look: SecondLook | None = None,
 ) -> tuple[int, int]:
     """Cheap tier + LLM judges per conversation, ``parallel`` conversations in flight; records are written
     as each conversation completes. Returns (rejected inputs, judge errors).
 
     The judge work is the stream's: the same jobs (``scorers.judges``), run by the same ``run_job``; the
     checklist job runs last, so its verdict also counts what the turn judges and screens raised.
+
+    ``look`` (``--model-stage``): the crisis second look runs here, before the screens, so the user turns it
+    alerts on go to the LLM crisis screen as they do from ``attune model-stage --crisis-screen``.
     """
     from scorers.judges import run_job
 
@@ -231,6 +236,8 @@ async def judge_items(
     async def one(conv: Conversation) -> list[OutputRecord]:
         async with sem:
             records: list[OutputRecord] = list(evaluate_conversation(conv, evaluator, verdict=False))
+            if look is not None:
+                records += await asyncio.to_thread(second_look_alerts, look, conv)
             turned = _turn_jobs(conv, metrics)
             ran = await asyncio.gather(*(run_job(tier, j, metrics) for j in [*turned, *_screen_jobs(conv, records)]))
             judged = [r for rs in ran[: len(turned)] for r in rs if isinstance(r, TurnJudgment)]
@@ -356,8 +363,18 @@ def run(args: argparse.Namespace) -> int:
 
                 async def go() -> tuple[int, int]:
                     try:
+                        look = SecondLook.load() if args.empathy_model else None
                         return await judge_items(
-                            all_items(), out, summary, err, evaluator, tier, metrics, args.judge_parallel, advance
+                            all_items(),
+                            out,
+                            summary,
+                            err,
+                            evaluator,
+                            tier,
+                            metrics,
+                            args.judge_parallel,
+                            advance,
+                            look,
                         )
                     finally:
                         await tier.close()
@@ -372,7 +389,7 @@ def run(args: argparse.Namespace) -> int:
 
                 rejected = evaluate_items(tracked(), out, summary, err, evaluator)
             if args.empathy_model:
-                model_scores(all_items(), out, summary)
+                model_scores(all_items(), out, summary, second_look=not judging)
     except FileNotFoundError as e:
         err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
         return 2
@@ -397,11 +414,18 @@ def run(args: argparse.Namespace) -> int:
 MODEL_BATCH = 64
 
 
-def model_scores(items: Iterable[Item], out, summary: Summary) -> int:
+def second_look_alerts(look: SecondLook, conv: Conversation) -> list[SafetyAlert]:
+    """The crisis second look's alerts on one conversation (blocking: embeds)."""
+    fed = (look.feed(t) for t in sorted(conv.as_turns(), key=lambda t: t.turn_index))
+    return look.alerts([x for x in fed if x is not None])
+
+
+def model_scores(items: Iterable[Item], out, summary: Summary, *, second_look: bool = True) -> int:
     """The model stage over every valid conversation, through the stream stage's code: the learned empathy
-    signal of each reply and the crisis second look of each user turn the inline tier left without an alert."""
+    signal of each reply and (unless ``second_look`` is False: the judge pass ran it) the crisis second look of
+    each user turn the inline tier left without an alert."""
     from scorers.empathy_model import EmpathyModel, ModelInput, ModelStage
-    from scorers.safety import LookInput, SecondLook
+    from scorers.safety import LookInput
 
     stage = ModelStage(EmpathyModel.load())
     look = SecondLook.load()
@@ -426,7 +450,7 @@ def model_scores(items: Iterable[Item], out, summary: Summary) -> int:
             if (inp := stage.feed(turn)) is not None:
                 pending.append(inp)
                 n += 1
-            if (candidate := look.feed(turn)) is not None:
+            if second_look and (candidate := look.feed(turn)) is not None:
                 looks.append(candidate)
             if len(pending) + len(looks) >= MODEL_BATCH:
                 flush()

@@ -177,10 +177,15 @@ JUDGE_JOBS = TopicSpec(
     partitions=TURNS.partitions,
     key="conversation_id",
     records=(JudgeJob,),
-    producers=("streams.judging:JobEmitter (hooks of process_turns: sampled turns, the checklist at close; --judge)",),
+    producers=(
+        "streams.judging:JobEmitter (hooks of process_turns: sampled turns, crisis screens, the checklist at close;"
+        " --judge)",
+        "streams.model_stage:run_stage (crisis screens of the second look's alerts; --crisis-screen)",
+    ),
     consumers=("streams._faust.judge_agent:install (agent judge_jobs)",),
-    doc="LLM-judge work, one self-contained job per sampled turn and per closed conversation; no traffic "
-    "unless the worker runs with --judge/--judge-config.",
+    doc="LLM-judge work, one self-contained job per sampled turn, per screened user turn and per closed "
+    "conversation; no traffic unless the worker runs with --judge/--judge-config (or a model stage with "
+    "--crisis-screen).",
 )
 
 #: Topics only the stream processor reads and writes; all co-partitioned with TURNS.

@@ -241,6 +241,12 @@ def _cmd_model_stage(args: argparse.Namespace) -> int:
     if (e := missing()) is not None:  # onnxruntime / tokenizers / the model are the optional `embeddings` extra
         print(f"error: {missing_extra('embeddings', e)}", file=sys.stderr)
         return 2
+    if args.crisis_screen:
+        try:  # screen jobs are built by scorers.judges, which needs the `judges` extra
+            import scorers.judges  # noqa: F401
+        except ImportError as absent:
+            print(f"error: --crisis-screen: {missing_extra('judges', absent)}", file=sys.stderr)
+            return 2
     from .model_stage import main
 
     return main(
@@ -250,6 +256,7 @@ def _cmd_model_stage(args: argparse.Namespace) -> int:
         batch_max=args.batch_max,
         max_conversations=args.max_conversations,
         nice=args.nice,
+        crisis_screen=args.crisis_screen,
     )
 
 
@@ -332,7 +339,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_worker)
 
     p = sub.add_parser(
-        "model-stage", help="learned empathy signal on every assistant turn, off the inline path (own consumer group)"
+        "model-stage",
+        help="learned empathy signal on every assistant turn and the crisis second look on user turns, off the "
+        "inline path (own consumer group)",
     )
     _broker_args(p)
     p.add_argument("--app-id", default="attune", help="consumer group prefix: <app-id>-model (default %(default)s)")
@@ -349,6 +358,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=10,
         help="lower this process's CPU priority by N, so a worker on the same machine keeps its latency "
         "(default %(default)s; 0 = unchanged)",
+    )
+    p.add_argument(
+        "--crisis-screen",
+        action="store_true",
+        help="send each turn the crisis second look alerts on to the LLM crisis screen, as a job for the worker's "
+        "judge agent (use with a worker running --judge/--judge-config)",
     )
     p.set_defaults(func=_cmd_model_stage)
 

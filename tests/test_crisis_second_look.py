@@ -102,3 +102,48 @@ def test_batch_evaluate_with_the_model_stage_adds_the_second_look_alert(tmp_path
     (added,) = crisis[("--model-stage",)]
     assert (added.conversation_id, added.turn_index, added.severity) == ("q1", 0, "possible")
     assert "second_look" in added.categories
+
+
+def test_judged_batch_sends_the_second_look_turn_to_the_llm_crisis_screen(tmp_path: Path) -> None:
+    """``--judge --model-stage``: the turn only the second look flags gets the LLM crisis screen (issue #12,
+    item 5), whose critical answer raises an alert of its own beside the ``possible`` one; without the model
+    stage the turn is never screened."""
+    from attune.cli import main
+    from attune.testing.fake_judge import FakeJudgeServer
+
+    conv = Conversation(
+        conversation_id="q2",
+        turns=[
+            Message(role="user", text="hi, it's been a long week"),
+            Message(role="assistant", text="I'm here. What's been going on?"),
+            Message(role="user", text=QUIET),
+            Message(role="assistant", text="That sounds heavy. Can you tell me more about what's going on?"),
+        ],
+    )
+    src = tmp_path / "in.jsonl"
+    src.write_text(conv.model_dump_json() + "\n")
+    with FakeJudgeServer.in_thread() as srv:
+        screen = f'"user_message": "{QUIET}"'  # the screen's prompt only (the checklist's shows QUIET too)
+        srv.answer(screen, {"risk": "critical", "cssrs_category": "intent", "evidence": "I want me to stop"})
+        cfg = tmp_path / "judges.toml"
+        cfg.write_text(
+            "deadline_s = 5.0\nbackoff_base_s = 0.01\nbackoff_max_s = 0.05\n"
+            f'[providers.fake]\nkind = "openai_compatible"\nbase_url = "{srv.openai_base_url}"\nmax_retries = 1\n'
+        )
+        outs = {}
+        for flag in ((), ("--model-stage",)):
+            out = tmp_path / f"out{len(flag)}.jsonl"
+            args = ["evaluate", str(src), "--out", str(out), "--quiet", "--no-cache", "--judge", "fake:judge-1"]
+            assert main([*args, "--judge-config", str(cfg), "--judge-metrics", "none", *flag]) == 0
+            outs[flag] = [decode_output(line) for line in out.read_bytes().splitlines()]
+        screened = [r for r in srv.requests if screen in r.user]
+    assert len(screened) == 1  # once, from the run with the model stage
+    plain, staged = outs[()], outs[("--model-stage",)]
+    assert not [r for r in plain if r.kind == "turn_judgment" and r.metric == "crisis_screen"]
+    (judgment,) = [r for r in staged if r.kind == "turn_judgment" and r.metric == "crisis_screen"]
+    assert (judgment.turn_index, judgment.status, judgment.details["risk"]) == (2, "ok", "critical")
+    alerts = {r.detector: r for r in staged if r.kind == "safety_alert" and r.alert_type == "crisis_disclosure"}
+    assert set(alerts) == {"model", "llm"}  # the second look's possible alert stands beside the screen's
+    assert (alerts["model"].severity, alerts["llm"].severity) == ("possible", "critical")
+    assert alerts["llm"].turn_index == alerts["model"].turn_index == 2
+    assert len([r for r in staged if r.kind == "safety_alert" and r.detector == "model"]) == 1  # written once

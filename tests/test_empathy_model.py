@@ -182,6 +182,27 @@ def test_batch_evaluate_writes_one_model_score_per_assistant_turn(tmp_path: Path
     assert by[("b1", 1)] > by[("b0", 1)]
 
 
+# -- the stage's memory for crisis-screen jobs -------------------------------------------------------------
+
+
+def test_recent_messages_keep_the_last_few_before_a_turn_bounded_and_forget_ended_conversations() -> None:
+    from streams.model_stage import RecentMessages
+
+    recent = RecentMessages(keep=3, max_conversations=2)
+    for i in range(5):
+        recent.feed(_turn("a", i, "user" if i % 2 == 0 else "assistant", f"a{i}"))
+    assert [m.text for m in recent.before(_turn("a", 5, "user", "now"))] == ["a2", "a3", "a4"]
+    assert [m.text for m in recent.before(_turn("a", 3, "user", "late"))] == ["a2"]  # only earlier turns
+    recent.feed(_turn("b", 0, "user", "b0"))
+    recent.feed(_turn("c", 0, "user", "c0"))  # a third conversation: the least recently active one goes
+    assert recent.before(_turn("a", 9, "user", "x")) == [] and recent.forgotten == 1 and len(recent) == 2
+    recent.feed(ConversationEnd(conversation_id="b"))
+    recent.feed(_turn("c", 1, "user", "bye", end_of_conversation=True))
+    assert len(recent) == 0
+    with pytest.raises(ValueError):
+        RecentMessages(keep=3, max_conversations=0)
+
+
 # -- the stream stage ----------------------------------------------------------------------------------
 
 
@@ -242,6 +263,89 @@ def test_the_stream_stage_scores_every_reply_as_batch_does_and_resumes_after_a_r
     assert set(got) == set(want)
     for rid, rec in got.items():
         assert rec.model_dump(exclude={"produced_at"}) == want[rid].model_dump(exclude={"produced_at"})
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_with_crisis_screen_the_stage_sends_the_screen_jobs_batch_builds(broker: object) -> None:
+    """``--crisis-screen``: each second-look alert's turn becomes the crisis-screen job that batch builds for
+    it (issue #12, item 5), with the same earlier messages, on the worker's judge-jobs topic."""
+    from attune.batch import _screen_jobs, second_look_alerts
+    from schemas import JudgeJob
+    from schemas.topics import JUDGE_JOBS
+    from scorers import evaluate_conversation
+    from scorers.safety import SecondLook
+    from streams.io import consume, publish, schedule
+    from streams.model_stage import run_stage
+
+    url = broker.url  # type: ignore[attr-defined]
+    convs = [
+        Conversation(
+            conversation_id=f"j{i}",
+            metadata={"team": "t"},
+            turns=[
+                Message(role="user", text=f"{SEEKER} ({i})"),
+                Message(role="assistant", text=WARM),
+                Message(role="user", text="thanks, it helps to say it"),
+                Message(role="assistant", text="Of course. What would help most tonight?"),
+                Message(role="user", text=QUIET if i in (1, 4) else "I think I'll sleep now"),
+            ],
+        )
+        for i in range(6)
+    ]
+    look = SecondLook.load()
+    want: dict[str, JudgeJob] = {}
+    for conv in convs:
+        records = [*evaluate_conversation(conv, verdict=False), *second_look_alerts(look, conv)]
+        want.update({j.job_id: j for j in _screen_jobs(conv, records)})
+    assert len(want) == 2
+
+    async def scenario() -> dict[str, JudgeJob]:
+        await publish(url, "attune.turns", schedule(convs), profile="tansu")
+        stats = await run_stage(url, profile="tansu", batch_max=7, idle_timeout=3.0, crisis_screen=True)
+        assert (stats.crisis_alerts, stats.screen_jobs) == (2, 2)
+        got: dict[str, JudgeJob] = {}
+        async for _t, _k, value, _at in consume(url, [JUDGE_JOBS.name], idle_timeout=2.0):
+            job = JudgeJob.model_validate_json(value)
+            assert job.job_id not in got
+            got[job.job_id] = job
+        return got
+
+    got = asyncio.run(scenario())
+    assert set(got) == set(want)
+    for jid, job in got.items():
+        assert job.model_dump(exclude={"created_at"}) == want[jid].model_dump(exclude={"created_at"})
+        assert [m.text for m in job.messages][-1] == QUIET and len(job.messages) == 5  # 4 earlier + the turn
+
+
+def test_with_crisis_screen_the_stage_waits_for_the_worker_to_create_the_jobs_topic(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The stage never creates the judge-jobs topic (the worker does, with its retention); it waits for it,
+    and a stop while waiting ends the stage cleanly."""
+    from schemas.topics import JUDGE_JOBS
+    from streams import model_stage
+
+    listed: list[set[str]] = [set(), set(), {JUDGE_JOBS.name}]
+    calls = 0
+
+    async def topics(_broker: str) -> set[str]:
+        nonlocal calls
+        calls += 1
+        return listed[min(calls, len(listed)) - 1]
+
+    monkeypatch.setattr(model_stage, "broker_topics", topics)
+
+    async def go() -> tuple[bool, bool]:
+        found = await model_stage._wait_for_topic("kafka://x:1", JUDGE_JOBS.name, asyncio.Event(), every=0.01)
+        stop = asyncio.Event()
+        stop.set()
+        listed[:] = [set()]
+        stopped = await model_stage._wait_for_topic("kafka://x:1", JUDGE_JOBS.name, stop, every=0.01)
+        return found, stopped
+
+    assert asyncio.run(go()) == (True, False)
+    assert calls == 3
 
 
 def test_without_the_embeddings_extra_the_model_commands_exit_2_saying_so(

@@ -19,6 +19,7 @@ from ._config import (
 )
 from ._engine import ERROR_CAUSES, EngineStats, InvalidReply, JudgeEngine, Outcome, error_cause
 from ._jobs import (
+    SCREEN_HISTORY,
     TURN_JOB_HISTORY,
     checklist_job,
     error_records,
@@ -45,6 +46,7 @@ __all__ = [
     "DEFAULT_PRICES",
     "DEFAULT_ROUTES",
     "ERROR_CAUSES",
+    "SCREEN_HISTORY",
     "TURN_JOB_HISTORY",
     "TURN_METRICS",
     "CircuitBreaker",
