@@ -42,7 +42,7 @@ from scorers.safety._normalise import normalise  # noqa: E402
 TRAIN_DIR = ROOT / "tests" / "data" / "crisis_train"
 EVAL_ITEMS = ROOT / "tests" / "data" / "crisis_eval" / "items.jsonl"
 OUT = ROOT / "scorers" / "safety" / "crisis_model.json"
-VERSION = "crisis-ngram-concept-lr@1.3"
+VERSION = "crisis-ngram-concept-lr@1.4"
 
 
 def training_data() -> tuple[list[str], np.ndarray, dict[str, int]]:
@@ -109,10 +109,16 @@ def main(argv: list[str] | None = None) -> int:
         default=0.01,
         help="critical+high false-positive rate allowed on dev hard negatives (rules alone: 0.005)",
     )
+    ap.add_argument(
+        "--everyday-fpr",
+        type=float,
+        default=0.024,  # model 1.3's writer-out rate at its threshold (0.83): no more everyday alarms than before
+        help="share of an unseen everyday writer's ordinary messages the model alone may flag (writer-out)",
+    )
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args(argv)
 
-    texts, y, per_file = training_data()
+    texts, y, writers, per_file = training_rows()
     feats = [features(t) for t in texts]
     df: dict[str, int] = {}
     for fs in feats:
@@ -140,8 +146,11 @@ def main(argv: list[str] | None = None) -> int:
         "weights": weights,
         "training": {"files": per_file, "texts": len(y), "crisis": int(y.sum()), "c": args.c, "min_df": args.min_df},
     }
-    model["threshold"] = _dev_threshold(model, args.dev_fpr)
-    print(f"threshold (lowest with dev FPR of rules OR model <= {args.dev_fpr}): {model['threshold']}")
+    dev_threshold = _dev_threshold(model, args.dev_fpr)
+    print(f"dev threshold (lowest with dev FPR of rules OR model <= {args.dev_fpr}): {dev_threshold}")
+    everyday = _everyday_floor(x, y, writers, args.c, (a, b), args.everyday_fpr)
+    model["threshold"] = max(dev_threshold, everyday)
+    print(f"threshold: {model['threshold']} (the higher of the dev walk and the everyday floor {everyday})")
     model["confirm"] = _dev_confirm(model, args.dev_high_fpr)
     print(f"confirm (lowest with dev crit+high FPR of rules OR anchor+model <= {args.dev_high_fpr}):", model["confirm"])
     if not args.dry_run:
@@ -154,6 +163,37 @@ def _auc(scores: np.ndarray, y: np.ndarray) -> float:
     from sklearn.metrics import roc_auc_score
 
     return float(roc_auc_score(y, scores))
+
+
+#: Writers of ordinary, everyday companion-chat messages (tests/data/crisis_train/README.md).
+EVERYDAY_WRITERS = ("writer_L", "writer_M")
+
+
+def _everyday_floor(
+    x: csr_matrix, y: np.ndarray, writers: np.ndarray, c: float, platt: tuple[float, float], max_fpr: float
+) -> float:
+    """The lowest threshold (0.01 steps) at which the model, trained without each everyday writer in turn, flags at
+    most ``max_fpr`` of that writer's messages.
+
+    Why: the dev walk sees only hard negatives, which share words with crises; ordinary short chat ("those are so
+    gross") shares none, and a threshold tuned on the former alone let the model flag 29 of 306 real user turns
+    (docs/safety-detection.md). Holding the writer out is the condition real users' wording puts the model in."""
+    probs = []
+    for w in EVERYDAY_WRITERS:
+        held = writers == w
+        if not held.any():
+            continue
+        d = fit(x[~held], y[~held], c).decision_function(x[held])
+        probs.append(1.0 / (1.0 + np.exp(-(platt[0] * d + platt[1]))))
+    p = np.concatenate(probs)
+    chosen = 0.99
+    for th in [round(0.01 * k, 2) for k in range(99, 0, -1)]:
+        if float(np.mean(p >= th)) > max_fpr:
+            break
+        chosen = th
+        if th * 100 % 5 == 0:
+            print(f"  everyday writers held out {th:.2f}: flagged {float(np.mean(p >= th)):.4f} of {len(p)}")
+    return chosen
 
 
 def _dev_threshold(model: dict, max_fpr: float) -> float:

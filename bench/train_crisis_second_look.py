@@ -38,14 +38,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from crisis_eval import crisis_split, load_jsonl  # noqa: E402
-from train_crisis_model import EVAL_ITEMS, _lowest, fit, matrix, training_rows  # noqa: E402
+from train_crisis_model import EVAL_ITEMS, EVERYDAY_WRITERS, _lowest, fit, matrix, training_rows  # noqa: E402
 
 from scorers.safety._model import features  # noqa: E402
 from scorers.safety._model import model as ngram_model  # noqa: E402
 from scorers.safety._normalise import normalise  # noqa: E402
 
 OUT = ROOT / "scorers" / "safety" / "crisis_second_look.json"
-VERSION = "crisis-minilm-ensemble@1.0"
+VERSION = "crisis-minilm-ensemble@1.1"
 WEIGHTS = (0.2, 0.3, 0.4, 0.5)  # share of the embedding head in the average; the writer-out CV picks one
 
 
@@ -72,6 +72,12 @@ def recall_at(scores: np.ndarray, y: np.ndarray, fpr: float) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dev-fpr", type=float, default=0.03)
+    ap.add_argument(
+        "--everyday-fpr",
+        type=float,
+        default=0.024,  # model 1.3's writer-out rate at its threshold (0.83): no more everyday alarms than before
+        help="share of the everyday writers' messages the second look may flag (writer-out), as for the inline model",
+    )
     ap.add_argument("--prescreen", type=float, default=0.1, help="inline model probability a turn needs to be embedded")
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args(argv)
@@ -141,10 +147,23 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(f"weight {w} (best writer-out recall at 3% FPR); Platt a={a:.3f} b={b:.3f}")
     _prescreen_cost(ngram_cv, head_cv, combined, w, a, b, y, held, args.prescreen)
-    second["threshold"] = _dev_threshold(second, embedder, args.dev_fpr)
+    dev_threshold = _dev_threshold(second, embedder, args.dev_fpr)
     print(
-        f"threshold (lowest with dev FPR of rules OR inline model OR second look <= {args.dev_fpr}): "
-        f"{second['threshold']}"
+        f"dev threshold (lowest with dev FPR of rules OR inline model OR second look <= {args.dev_fpr}): "
+        f"{dev_threshold}"
+    )
+    # The everyday floor (train_crisis_model._everyday_floor): writer-out probabilities of the everyday writers.
+    everyday = np.isin(writers, EVERYDAY_WRITERS) & held
+    p_every = 1.0 / (1.0 + np.exp(-(a * combined(ngram_cv, head_cv, w)[everyday] + b)))
+    floor = 0.99
+    for th in [round(0.01 * k, 2) for k in range(99, 0, -1)]:
+        if float(np.mean(p_every >= th)) > args.everyday_fpr:
+            break
+        floor = th
+    second["threshold"] = max(dev_threshold, floor)
+    print(
+        f"threshold: {second['threshold']} (the higher of the dev walk and the everyday floor {floor}, "
+        f"{float(np.mean(p_every >= second['threshold'])):.4f} of {int(everyday.sum())} everyday messages)"
     )
     if not args.dry_run:
         OUT.write_text(json.dumps(second, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")

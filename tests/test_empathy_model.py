@@ -76,7 +76,7 @@ def test_weights_for_another_embedder_are_refused(tmp_path: Path) -> None:
 
 SEEKER = "My dad was diagnosed with cancer last week and I can't focus on anything, I just keep crying at work."
 # A user turn the inline crisis tier misses and the second look catches (tests/test_crisis_second_look.py).
-QUIET = "I want to stop. Not the job, not the relationship. Me. I want me to stop."
+QUIET = "Where on your body can you cut so nobody ever sees?"
 WARM = (
     "I'm so sorry, that is a huge shock and it makes sense that you can't focus. It sounds like you're "
     "carrying a lot of fear for him. How are you holding up when you get home in the evenings?"

@@ -36,7 +36,7 @@ _FAREWELL_FRAMES = frozenset(
     {"preparatory_act", "phrase:suicidal_ideation_direct", "phrase:suicidal_ideation_indirect"}
 )
 #: Bumped when rules, frames or the model change; carried in every crisis alert with the model's version.
-RULES_VERSION = "crisis-rules@2.5"
+RULES_VERSION = "crisis-rules@2.6"
 
 
 def detector_version() -> str:

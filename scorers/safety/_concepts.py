@@ -180,7 +180,11 @@ _DEATH_SELF = _rx(
     r"rest for good|(?:i'?m|i am|im) (?:going to|gonna) (?:do it|try) again|(?:this time|tonight) i'?m "
     r"(?:doing|going to do) it|"
     r"me gone|me not (?:here|around|existing)|(?:i|i'd|i'm) (?:wasn't|weren't|was not|were not|wasnt|werent|"
-    r"not) (?:here|around|alive)(?: anymore| any more| any longer)?|(?:i'd|i had|i'd have) never (?:been )?born"
+    r"not) (?:here|around|alive|born)(?: anymore| any more| any longer)?|(?:i'd|i had|i'd have) never (?:been )?born|"
+    r"i (?:was|were|had) never (?:been )?born|get(?:ting)? rid of my ?self|(?:put|putting|bring|bringing) an end to "
+    r"(?:my ?self|my (?:own )?life)|suicidal (?:stuff|thing|shit|crap)|suicide (?:is |as |seems |sounds |feels |"
+    r"looks )(?:(?:like|starting|to|be|sound|more|and more|an?|the|my|real|actual|viable|only|reasonable) ){0,5}"
+    r"(?:option|answer|solution|way out)"
 )
 # Death and not-being that need the user as subject (checked by _mine and a frame verb).
 _DEATH = _rx(
@@ -217,7 +221,16 @@ _PASSIVE_DEATH = _rx(
     r"(?:not|never|don't|dont|didn't) (?:come|get) (?:back|up)(?: from it| again)?|"
     r"close my eyes for the (?:last|final) time|(?:tonight|today) (?:was|is|were|would be) my last|"
     r"(?:disappointed|sad|annoyed|upset|angry) (?:that )?i (?:woke|wake|still wake) up|"
-    r"(?:disappointed|sad) (?:that )?i'?m still (?:here|alive)|why (?:i'm|am i|i am) still (?:here|alive)|"
+    r"(?:disappointed|sad) (?:that )?i'?m still (?:here|alive)|"
+    r"(?:why|y) (?:i'm|am i|i am) (?:even |still )+(?:here|alive)|(?:what'?s|whats|what is) (?:even )?the point of me|"
+    r"(?:don'?t|do not|didn'?t|did not|never|stopped) (?:even |really )?(?:care|caring|mind) (?:\w+ ){0,3}?"
+    r"(?:if|whether) i(?:'m| am)? (?:live|die|wake|survive|make it|still alive|alive)(?! trying)|"
+    r"idc (?:if|whether) i (?:live|die)|"
+    r"(?:don'?t|do not) (?:even )?want (?:any )?(?:more|another) (?:days?|mornings?|years?|birthdays?)|"
+    r"(?:don'?t|do not) (?:even )?want to see (?:next|another) (?:year|week|birthday|christmas|summer|day)|"
+    r"(?:swap|trade|switch) places (?:with|w) (?:\w+ ){0,2}?in (?:a|the) (?:coffin|grave|ground|hospice|morgue)|"
+    r"my turn in the ground|overstayed my welcome (?:on|in) (?:this )?(?:earth|world|life)|"
+    r"(?:don'?t|do not) want (?:my|this) life(?! to| like| back)|done being (?:a person|alive|human)|"
     r"despawn\w*|fade (?:out|away)(?: quietly| forever| for good)?|want (?:it|this|everything|it all) over with|"
     r"rather (?:it|they|that) (?:had )?killed me|envy (?:the dead|everyone in)|clock to stop|"
     r"(?:didn't|did not|don't|do not|dont) exist (?:anymore|any more|any longer)|"
@@ -242,7 +255,8 @@ _ATTEMPT_NOW = _rx(
     r"them|the lot)|(?:tablets|pills|meds) are (?:gone|down|in me)|drank (?:the|some|half the|half a) (?:[\w-]+ ){0,2}"
     r"(?:fuel|poison|bleach|liquid|weedkiller|weed killer|antifreeze|pesticide)|letting it happen|"
     r"drift off for the last time|noose (?:is )?(?:round|around) my neck|engine'?s running|"
-    r"(?:garage|car) door (?:is )?(?:shut|closed)|washed (?:them |it )?down|(?:i'?ve|i have|i) (?:just |already )?"
+    r"(?:garage|car) door (?:is )?(?:shut|closed)|washed (?:them|it|the (?:pills|tablets|lot)) down|"
+    r"washed (?:them |it )?down with|(?:i'?ve|i have|i) (?:just |already )?"
     r"(?:overdosed|od'?d)(?! on\b)|feet (?:are )?(?:on the outside|over the edge)|i'?m on the ledge|"
     r"on the ledge (?:now|rn)"
 )
@@ -322,7 +336,8 @@ _HARM_EVENT = _rx(
     r"in my sleep)|finishes me|(?:clipped|rolled over|ran over|runs over|hit|hits) me|(?:a |the )?(?:real|"
     r"actual) fire|(?:don't|didn't|dont|didnt|never|not) (?:make it|wake up|come home)|to (?:not|never) wake|"
     r"(?:the weather|the sea|the storm|it) (?:turns and )?takes me|get me out of here|"
-    r"(?:illness|disease|infection|virus|dengue|covid|drink|drinking) (?:\w+ )?(?:takes|take|finish\w*|kills?) me"
+    r"(?:illness|disease|infection|virus|dengue|covid|drink|drinking|flu|pneumonia|winter) (?:\w+ ){0,3}?(?:takes|take|"
+    r"finish\w*|kills?) me"
 )
 _WANT = _rx(
     r"want\w*|wanna|need to|going to|gonna|imma|i'mma|ima|about to|ready to|ready|decided|decide|deciding|will|'ll|"
@@ -369,7 +384,8 @@ _AT_HAND = _rx(
 )
 _PREP_ACT = _rx(
     r"goodbye (?:msgs?|messages?|emails?|texts?|letters?|notes?|videos?)|(?:said|saying) my (?:\w+ )?goodbyes|"
-    r"(?:my|the) (?:last|final) (?:letter|note|message|email)|final thing i'?ll ever|"
+    r"(?:my|the) (?:last|final) (?:letter|note|message|email)(?! (?:sounded|was|came across|seemed|looked|read))|"
+    r"final thing i'?ll ever|"
     r"(?:scheduled|timed|set) (?:an |the |my )?(?:email|message|post|text)s? (?:\w+ ){0,6}?(?:after|once|when)|"
     r"(?:send|sent|go|goes) (?:out )?(?:automatically )?(?:after|once|when) (?:i'?m|you'?re|i am) gone|"
     r"(?:letters?|notes?) (?:are |is )?(?:written|done|ready|on (?:the|my)|for (?:my|the|each|everyone)|to (?:my|"
@@ -430,6 +446,7 @@ _SH_ACT = _rx(
     r"(?:\w+ ){0,2}?(?:my ?self|my (?:arms?|wrists?|legs?|thighs?|skin|stomach|tummy|belly|body|hips?|ankles?|"
     r"chest|forearms?|shoulders?|knuckles|head)|arms|wrists|thighs|forearm)|"
     r"self[- ]?harm\w*|self[- ]?injur\w*|\bsh\b|cutting (?:again|tonight|myself|to cope|to feel)|"
+    r"the (?:cutting|burning|arm|lighter|blade) thing|hid(?:e|ing) (?:\w+ ){0,2}?(?:cuts|scars|burns|self[- ]?harm)|"
     r"(?:started|start|keep|kept|been|back to|relapsed (?:into|on)?|urge to|urges to|want to|wanna|need to|"
     r"craving) (?:\w+ )?(?:cutting|cut|burning|burn|scratching|hurting myself|hitting myself)|"
     r"(?:free|clean) (?:of|from) (?:cutting|self[- ]?harm|sh)|used to (?:cut|burn|hurt|harm|self[- ]?harm)|"
@@ -473,8 +490,12 @@ _DELIBERATE_SH = re.compile(
 _HISTORY = _rx(
     r"(?:my|an|a|the|first|second|third|last|previous|suicide|failed) attempts?(?! at (?!suicide|killing|"
     r"ending|taking|hanging|overdos|od\b)[a-z])|attempts? at (?:\d+|"
-    r"sixteen|fifteen|fourteen|seventeen|eighteen|nineteen|twenty)|tried to (?:kill|end|take|overdose|"
-    r"od|hang|jump|drown|leave early|go to sleep|not wake|die|do it)|tried (?:with|once|twice|before) (?:pills|"
+    r"sixteen|fifteen|fourteen|seventeen|eighteen|nineteen|twenty)|"
+    r"(?:(?:for|after|from) trying|tried) to (?:um |uh |like )?(?:kill|end|take|overdose|od|hang|jump|drown|"
+    r"leave early|leave for good|go to sleep|not wake|die|do it)|"
+    r"(?:i'?ve|i have|i) tried (?:once|twice|before)(?! to| with (?!pills|tablets))"
+    r"(?=\W+(?:when|at|in|twice|and|\w+ (?:years|months)|$))|"
+    r"tried (?:with|once|twice|before) (?:pills|"
     r"tablets|a rope|at \d+)|attempted(?: suicide)?|survived (?:an? )?(?:overdose|attempt|jump|od)|"
     r"(?:sectioned|hospitali[sz]ed|psych ward|inpatient|stomach pumped|woke up in (?:the )?hospital)"
 )
@@ -512,6 +533,9 @@ _MEDIA = _rx(
     r"archive|inquest|coroner|family history|history project|painting|painted|artwork|shakespeare|hamlet|"
     r"ophelia|nursing student|student nurse|clinical|screening tool|prevention work|helpline card|"
     r"literature review|systematic review|meta-analys\w*|the evidence (?:that|on|for)|"
+    r"slideshow|grant application|osce|role-?play\w*|content warning|trigger warning|book club|librarian|"
+    r"policy brief|youth leaders|recogni[sz]ing|warning signs of|spot the signs|safeguarding|"
+    r"the research (?:say|says|show|shows|on)|research on|"
     # the concept as a professional's caseload or training ("three overdose calls", "self harm presentations")
     r"(?:overdose|od|self[- ]?harm|suicide|suicidal) (?:calls?|presentations?|assessments?|patients|cases|"
     r"admissions|risk assessments?|awareness|statistics|training)"
@@ -534,6 +558,10 @@ _IDIOM = re.compile(
     r"|(?:scared|afraid|terrified|worried|frightened|fear|feared|nervous|panick\w*|anxious|thought|felt like|"
     r"convinced)(?: that)?(?: [\w']+){0,3} (?:going to|gonna|will|'ll|would|might|was going to) die"
     r"|(?:rather|sooner) die than|laugh\w* so (?:hard|much)|(?:run|ran|running|move|moving) away"
+    r"|die of old age|dead heat|out of (?:my|his|her|their) skin|cut (?:our|my|your|their) losses"
+    r"|overdos\w* on (?:chocolate|coffee|caffeine|sugar|candy|sweets|cake|pizza|netflix|tv|memes|cuteness|carbs|"
+    r"cheese|tea|energy drinks|anime|k-?dramas|love|pasta|crisps|chips)"
+    r"|kill\w* (?:my|him|her|them)sel(?:f|ves) (?:studying|working|revising|training|running|trying)"
     r"|cut (?:ties|back|down|out|off|class|corners|my hair|the|some|him|her|them|carbs|sugar|costs|loose)"
     r"|burn(?:ed|t)? (?:out|the|my (?:dinner|toast|food|tongue))"
     r"|jump(?:ed|ing)? (?:at|on|in|into (?:the (?:pool|lake|conversation|deep end))|ship|rope|the gun|"
@@ -574,9 +602,16 @@ _ACTIVITY = _rx(
     r"tyre swing|construction|scaffold\w*|roofer|roofing|electrician|commute|train (?:to|from|station|was|is)|"
     r"late for|delayed|crossfit|gym|jump rope|skipping rope|parkour|trampoline|long jump|high jump|ski\w*|"
     r"snowboard\w*|pest|rats?|mice|vet|put (?:down|to sleep)|euthanas\w*|headache|migraine|cramps|period|"
-    r"toothache|fever|flu|cold|prescribed|as directed|my dose|daily|every (?:morning|night|day)|refill\w*|"
+    r"toothache|fever|flu|cold|prescribed|as directed|my dose|(?:take|takes|took|taking|have|had) (?:\w+ ){0,4}?"
+    r"(?:daily|every (?:morning|night|day))|refill\w*|"
     r"pharmac\w*|side effects?|gp said|doctor said|my doctor|dosage|interact\w*|kid|toddler|child|the dog|"
-    r"the cat|grandma|nan|movers|moving|move|relocat\w*|abroad|emigrat\w*|retir\w*|new job|last day at"
+    r"the cat|grandma|nan|movers|moving|move|relocat\w*|abroad|emigrat\w*|retir\w*|new job|last day at|"
+    r"(?:hunting|shooting|duck|deer|elk|pheasant|grouse) season|elk|pheasants?|grouse|scope|cartridges|"
+    r"(?:bought|got|fitted|installed) a (?:wall |gun )?safe|locked (?:away|up|store)|"
+    r"out of (?:the )?(?:kids'|children's|baby's|his|her|their) reach|up high|exhaust (?:pipe|leak|system|manifold)|"
+    r"mechanic|manifold|gasket|muffler|(?:replac|fix|repair|swap)\w* (?:the |my |an? )?(?:\w+ )?exhaust|"
+    r"charity|sponsored|tandem|coasteering|cliff jump\w*|oncology|"
+    r"(?:insulin|medication|drug|meds) round|syringe drivers?|blister packs|care homes?|sheep|cattle|livestock"
 )
 
 
@@ -647,6 +682,8 @@ _BENIGN_FAREWELL = re.compile(
     r"leaving twitter|going back to|patients|to the team|to my team|to (?:my )?(?:colleagues|coworkers|clients|"
     r"students|class)|new life|fly out|flying out|retreat|for a while|never (?:play|use|wear|ride)|"
     r"(?:don't|no longer) (?:play|use|need|wear)|"
+    r"rehom\w*|new (?:family|owners?)|adopt\w*|birthday|nephew|niece|arthritis|starting lessons|"
+    r"bought (?:myself )?a new|not a warning sign|"
     r"goodbye to (?:my|the|our) (?:\w+ )?(?:home|house|flat|apartment|job|school|city|town|office|car|team|"
     r"colleagues|classmates|students|kids|brothers|sisters))\b"
 )
@@ -749,7 +786,7 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
 
     if core is not None and not _negated(win, core):
         ev = (core,)
-        if plan and _mine(win, plan) and not _negated(win, plan):
+        if plan and _mine(win, plan) and not _negated(win, plan) and not (activity and d is None):
             add(Finding("plan", "critical", _ev(win, plan, *ev), "lethal_plan"))
         if time and (anchor := want or plan) and anchor.start() < core.end():
             add(Finding("plan", "critical", _ev(win, want or plan, *ev), "lethal_time"))
@@ -769,7 +806,7 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
             add(Finding("wish_dead", "high", _ev(win, wish, *ev), "death_wish"))
         if selfdeath is not None and not out:
             add(Finding("active_ideation", "high", _ev(win, selfdeath), "death_self"))
-        if act and g(_ACQUIRED).search(win):
+        if act and g(_ACQUIRED).search(win) and not (activity and d is None):
             add(Finding("preparatory", "critical", _ev(win, act), "method_ready"))
 
     # an event that would end the user's life, hoped for or welcomed ("hoping the plane goes down")
@@ -907,16 +944,25 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
 _SCREENED = re.compile(
     r"(?:\b(?:questionnaire|survey|quiz|phq(?:-?9)?|assessment|screening|appointments?|check-?in)\b|"
     r"\b(?:asked|asks|ask|asking)(?: [\w']+){0,3}? (?:if|whether|about)\b|"
+    r"\b(?:asked|asks|asking)(?: me)?(?: like)? (?:have|had|do|did|are|were|any) (?:you|u)\b|"
     r"\b(?:people|they|everyone|she|he|mum|mom|dad|my \w+) (?:think|thinks|assume|assumes|worry|worries|"
-    r"worried|keep asking|kept asking|freaked out)\b)[^.!?]{0,80}?"
+    r"worried|keep asking|kept asking|freaked out)\b)(?:(?!\bbut\b)[^.!?]){0,80}?"
     r"(?:suicid\w*|self[- ]?harm\w*|hurt\w* myself|harm\w* myself|kill\w* myself|better off dead|death|dying|"
-    r"ending my life|going to hurt|want\w* to die)"
+    r"end(?:ing)? my life|tak\w* my (?:own )?life|going to hurt|want\w* to die)"
+)
+#: A question about risk answered no right after it: "am i suicidal? no.", "q: ...better off dead? a: nope".
+_QA_NO = re.compile(
+    r"(?:suicid\w*|self[- ]?harm\w*|hurt\w* (?:myself|yourself)|harm\w* (?:myself|yourself)|kill\w* "
+    r"(?:myself|yourself)|better off dead|end(?:ing)? (?:my|your) life|tak\w* (?:my|your) (?:own )?life|"
+    r"want\w* to die)[^.!?]{0,40}\?\W*(?:a\W+)?(?:no|nope|nah|never|not really|not at all)\b"
+    r"(?!\W+(?:but|until|except|though))"
 )
 _ANSWER_NO = re.compile(
     r"\b(?:the (?:honest )?answer is (?:always )?no|answered no|said no|ticked \W?(?:no|never)|"
     r"scored (?:zero|0|a zero)|"
     r"none at all|i (?:don't|do not) have any|i (?:haven't|have not) had any|"
     r"i was like no|i'm not\.|i am not\.|not at all|never (?:crossed|felt like it)|no,? i'm|nope|i haven't[,.]|"
+    r"no,? (?:no,? )?never\b|(?:because|cause|cos|bc) no\b|i'?m not(?=\W*(?:[,.!]|$))|"
     r"i have not[,.]|i haven't ever|no need to worry|but i've been "
     r"(?:stable|fine|good|well)|doing (?:great|fine|well|ok)|not where my head is|i'm (?:fine|safe|okay|ok)\b)"
 )
@@ -927,15 +973,24 @@ _RETRACT = re.compile(
     r"\b(?:i meant (?:from|about|as|it as|in the sense)|it was about|was about (?:my|a|the)|as a joke|was a joke|"
     r"(?<!not )(?<!no )(?<!not even )(?:joking|jk|just kidding)|not literally|figure of speech|is how we talk|"
     r"the post was about|i meant (?:like )?(?:with|from) (?:embarrassment|cringe|\w+ing)|(?:from|of|with) "
-    r"(?:cringe|embarrassment)|i (?:only )?said (?:that|it|\"?i want to die\"?) (?:bc|because|cos|cause) i)\b"
+    r"(?:cringe|embarrassment)|i (?:only )?said (?:that|it|\"?i want to die\"?) (?:bc|because|cos|cause) i|"
+    r"i mean(?:t)? (?:the|my|our) (?!life\b|death\b|it\b|suicide\b|every\b)\w+|not my life)\b"
 )
+#: After a retraction, a "but" that keeps it ("a figure of speech but i don't actually mean it").
+_BUT_NEAR = re.compile(r"[^.!?]*?(?:[.!?]+\s*(?:\S+\s+){0,3}?)?\b(but|except|yet|although|though|unless)\b")
+_BUT_KEEPS = re.compile(r"\bbut (?:i (?:don't|do not|didn't|never) (?:actually |really )?(?:mean|meant)|i'?ve never)\b")
 
 
-def _screened(text: str) -> bool:
-    if _SCREENED.search(text) and _ANSWER_NO.search(text) and not _ANSWER_WITHDRAWN.search(text):
+def _screened(text: str, on: frozenset[str]) -> bool:
+    if _ANSWER_WITHDRAWN.search(text) is None and (
+        (_SCREENED.search(text) and _ANSWER_NO.search(text)) or ("_QA_NO" in on and _QA_NO.search(text))
+    ):
         return True
     r = _RETRACT.search(text)
-    return r is not None and not _DENY_BUT.search(text, r.end())
+    if r is None:
+        return False
+    but = _BUT_NEAR.match(text, r.end())  # in the same sentence, or opening the next
+    return but is None or _BUT_KEEPS.match(text, but.start(1)) is not None
 
 
 def _denied(win: str) -> bool:
@@ -959,7 +1014,20 @@ def _acted_before(win: str, end: int) -> bool:
 
 
 def _story(win: str) -> bool:
-    return _MEDIA.search(win) is not None and not _DEATH_SELF.search(win)
+    return (_MEDIA.search(win) is not None and not _DEATH_SELF.search(win)) or _GAME.search(win) is not None
+
+
+#: A death in a video game ("killed myself in fortnite", "respawn"): the character's, even with "myself".
+_GAMES = (
+    "fortnite|minecraft|cod|call of duty|warzone|apex|valorant|overwatch|pubg|roblox|elden ring|dark souls|"
+    "the game|this game|that game|ranked"
+)
+# Spelled out per preposition so that the gate's literal prefixes are whole phrases ("in fortnite"), not "in ".
+_GAME = re.compile(
+    r"\b(?:"
+    + "|".join(f"{prep} {game}" for prep in ("in", "on") for game in _GAMES.split("|"))
+    + r")\b|\brespawn\w*|\bnext round\b|\b(?:boss|raid|dungeon) (?:fight|run)\b|\U0001f3ae"
+)
 
 
 @lru_cache(maxsize=4096)
@@ -969,12 +1037,12 @@ def guarded_windows(text: str) -> tuple[str, ...]:
     out: list[str] = []
     after_denial = False
     on = gate(text)
-    if _screened(text):
+    if _screened(text, on):
         return ()
-    deny, story = "_DENY" in on, "_MEDIA" in on
+    deny, story, game = "_DENY" in on, "_MEDIA" in on, "_GAME" in on
     for _, win in windows(text):
         denied = deny and _denied(win)
-        if not (denied or after_denial or (story and _story(win))):
+        if not (denied or after_denial or ((story or game) and _story(win))):
             out.append(win)
         after_denial = denied
     return tuple(out)
