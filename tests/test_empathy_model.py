@@ -318,6 +318,64 @@ def test_with_crisis_screen_the_stage_sends_the_screen_jobs_batch_builds(broker:
         assert [m.text for m in job.messages][-1] == QUIET and len(job.messages) == 5  # 4 earlier + the turn
 
 
+@pytest.mark.broker
+@pytest.mark.slow
+def test_the_worker_judge_agent_screens_what_the_stage_sends(broker: object, start_worker, tmp_path: Path) -> None:
+    """End to end on the embedded broker: a worker with a judge, and ``attune model-stage --crisis-screen``
+    beside it. The turn only the second look flags gets the worker's LLM crisis screen, whose critical answer
+    raises an alert of its own; the second look's ``possible`` alert stands (issue #12, item 5)."""
+    from attune.testing.fake_judge import FakeJudgeServer
+    from schemas import TurnJudgment
+    from schemas.topics import SAFETY_ALERTS, TURN_JUDGMENTS
+    from streams.io import consume, publish, schedule
+    from streams.model_stage import run_stage
+
+    url = broker.url  # type: ignore[attr-defined]
+    conv = Conversation(
+        conversation_id="e2e",
+        turns=[
+            Message(role="user", text="hi, long week"),
+            Message(role="assistant", text="I'm here. What's been going on?"),
+            Message(role="user", text=QUIET),
+            Message(role="assistant", text="Can you tell me more about what's going on?"),
+        ],
+    )
+    with FakeJudgeServer.in_thread() as srv:
+        srv.answer(f'"user_message": "{QUIET}"', {"risk": "critical", "cssrs_category": "nssi", "evidence": "cut"})
+        cfg = tmp_path / "judges.toml"
+        cfg.write_text(
+            "deadline_s = 10\nbackoff_base_s = 0.01\nbackoff_max_s = 0.05\n[sampling]\nturn_rate = 0.0\n"
+            f'[providers.fake]\nkind = "openai_compatible"\nbase_url = "{srv.openai_base_url}"\n'
+        )
+        worker = start_worker("--judge", "fake:judge-1", "--judge-config", str(cfg), "--datadir", str(tmp_path / "d"))
+        worker.wait_ready(60)
+
+        async def scenario() -> tuple[list[TurnJudgment], list[SafetyAlert]]:
+            await publish(url, "attune.turns", schedule([conv]), profile="tansu")
+            stats = await run_stage(url, profile="tansu", batch_max=8, idle_timeout=3.0, crisis_screen=True)
+            assert (stats.crisis_alerts, stats.screen_jobs) == (1, 1)
+            judgments: list[TurnJudgment] = []
+            alerts: list[SafetyAlert] = []
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            loop.call_later(60, stop.set)
+            async for _t, _k, value, _at in consume(url, [TURN_JUDGMENTS.name, SAFETY_ALERTS.name], stop=stop):
+                rec = decode_output(value)
+                if isinstance(rec, TurnJudgment) and rec.metric == "crisis_screen":
+                    judgments.append(rec)
+                elif isinstance(rec, SafetyAlert) and rec.conversation_id == "e2e":
+                    alerts.append(rec)
+                if judgments and any(a.detector == "llm" for a in alerts):
+                    stop.set()
+            return judgments, alerts
+
+        judgments, alerts = asyncio.run(scenario())
+    assert [(j.turn_index, j.status, j.details["risk"]) for j in judgments] == [(2, "ok", "critical")], worker.tail()
+    by_detector = {a.detector: a for a in alerts if a.alert_type == "crisis_disclosure"}
+    assert by_detector["model"].severity == "possible" and "second_look" in by_detector["model"].categories
+    assert by_detector["llm"].severity == "critical" and by_detector["llm"].turn_index == 2
+
+
 def test_with_crisis_screen_the_stage_waits_for_the_worker_to_create_the_jobs_topic(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
