@@ -1,7 +1,7 @@
 """Evaluate the crisis detector: the sealed set, the multi-turn set, public data, the v1 set, and speed.
 
     .venv/bin/python bench/crisis_eval.py                       # dev split only (what tuning may look at)
-    .venv/bin/python bench/crisis_eval.py --splits dev,test,test2,test3,test4   # the sealed test sets: once per change
+    .venv/bin/python bench/crisis_eval.py --splits dev,test,test2,test3,test4,test5  # sealed: once per change
     .venv/bin/python bench/crisis_eval.py --splits dev --errors # dev misses and false alarms
     .venv/bin/python bench/crisis_eval.py --sdcnl PATH/testing-set.csv --reddit500 PATH/500_Reddit_users.csv
     .venv/bin/python bench/crisis_eval.py --json                # one JSON document
@@ -11,8 +11,8 @@
 Sets:
 * ``tests/data/crisis_eval/items.jsonl``: 460 crisis disclosures by C-SSRS category and phrasing style and 440
   hard negatives, written by agents that never saw the detector; dev/test by a fixed hash (``crisis_split``);
-* ``tests/data/crisis_eval/test2.jsonl``, ``test3.jsonl``, ``test4.jsonl``: second, third and fourth sealed test
-  sets (260 / 259, 260 / 260, 260 crises and the hard negatives of two writers) by four other writers each;
+* ``tests/data/crisis_eval/test2.jsonl`` ... ``test5.jsonl``: further sealed test sets (about 260 crises and
+  260 hard negatives each) by four other writers each;
 * ``tests/data/crisis_eval/conversations.jsonl``: user-turn sequences where the risk shows only across turns;
 * public sets, read from the paths given (never committed: no licence file in either repository):
   SDCNL (ayaanzhaque/SDCNL ``data/testing-set.csv``, r/SuicideWatch = 1 vs r/depression = 0; noisy labels)
@@ -75,6 +75,10 @@ TRAIN_DIR = ROOT / "tests" / "data" / "crisis_train"
 #: The ratings data beside the checkout (../shared/data), where the project's machines keep it.
 RATINGS = ROOT.parent / "shared" / "data" / "empathy-ratings" / "original_data"
 csv.field_size_limit(10**8)
+
+
+#: Sealed sets written after ``items.jsonl``, every item test (tests/data/crisis_eval/README.md).
+LATER_SEALED = ("test2", "test3", "test4", "test5")
 
 
 def crisis_split(text: str) -> str:
@@ -185,7 +189,7 @@ def sealed(splits: Iterable[str]) -> dict[str, Any]:
     items = load_jsonl(EVAL_DIR / "items.jsonl")
     out: dict[str, Any] = {}
     for split in splits:
-        if split in ("test2", "test3", "test4"):  # the later sealed sets: every item is test
+        if split in LATER_SEALED:  # the later sealed sets: every item is test
             rows = load_jsonl(EVAL_DIR / f"{split}.jsonl")
         else:
             rows = [d for d in items if crisis_split(d["text"]) == split]
@@ -480,7 +484,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--splits",
         default="dev",
-        help="sealed-set splits: dev; test, test2, test3 and test4 (test2-4.jsonl) once per change",
+        help="sealed-set splits: dev; test, test2 ... test5 (test2-5.jsonl) once per change",
     )
     ap.add_argument("--errors", action="store_true", help="list dev misses and false alarms")
     ap.add_argument("--sdcnl", type=Path, help="SDCNL data/testing-set.csv")
@@ -492,13 +496,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     splits = [s for s in args.splits.split(",") if s]
     for s in splits:
-        if s not in ("dev", "test", "test2", "test3", "test4"):
-            raise SystemExit(f"unknown split {s!r}: dev, test, test2, test3 or test4")
+        if s not in ("dev", "test", *LATER_SEALED):
+            raise SystemExit(f"unknown split {s!r}: dev, test or one of {', '.join(LATER_SEALED)}")
     doc: dict[str, Any] = {"detector_version": detector_version()}
     if _LOOK is not None:
         doc["second_look"] = {"version": _LOOK.version, "threshold": _LOOK.threshold, "prescreen": _LOOK.prescreen}
     doc["sealed"] = sealed(splits)
-    doc["conversations"] = conversations([s for s in splits if s not in ("test2", "test3", "test4")])
+    doc["conversations"] = conversations([s for s in splits if s not in LATER_SEALED])
     if args.sdcnl:
         doc["sdcnl"] = sdcnl(args.sdcnl)
     if args.reddit500:
