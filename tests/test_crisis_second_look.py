@@ -22,6 +22,19 @@ QUIET = "Where on your body can you cut so nobody ever sees?"
 ORDINARY = "can you help me plan meals for the week, I want more vegetables"
 
 
+def quiet_conversation(cid: str) -> Conversation:
+    """Small talk, then :data:`QUIET` as user turn 2: a turn only the second look flags."""
+    return Conversation(
+        conversation_id=cid,
+        turns=[
+            Message(role="user", text="hi, it's been a long week"),
+            Message(role="assistant", text="I'm here. What's been going on?"),
+            Message(role="user", text=QUIET),
+            Message(role="assistant", text="That sounds heavy. Can you tell me more about what's going on?"),
+        ],
+    )
+
+
 @pytest.fixture(scope="module")
 def look() -> SecondLook:
     return SecondLook.load()
@@ -111,15 +124,7 @@ def test_judged_batch_sends_the_second_look_turn_to_the_llm_crisis_screen(tmp_pa
     from attune.cli import main
     from attune.testing.fake_judge import FakeJudgeServer
 
-    conv = Conversation(
-        conversation_id="q2",
-        turns=[
-            Message(role="user", text="hi, it's been a long week"),
-            Message(role="assistant", text="I'm here. What's been going on?"),
-            Message(role="user", text=QUIET),
-            Message(role="assistant", text="That sounds heavy. Can you tell me more about what's going on?"),
-        ],
-    )
+    conv = quiet_conversation("q2")
     src = tmp_path / "in.jsonl"
     src.write_text(conv.model_dump_json() + "\n")
     with FakeJudgeServer.in_thread() as srv:

@@ -14,6 +14,8 @@ import pytest
 
 pytest.importorskip("onnxruntime")  # the `embeddings` extra; CI installs it
 
+from test_crisis_second_look import QUIET, quiet_conversation  # a turn only the second look flags
+
 from schemas import Conversation, ConversationEnd, Message, SafetyAlert, Turn, TurnModelScore, decode_output
 from schemas.topics import TURN_MODEL_SCORES
 from scorers.empathy_model import COMPONENTS, EmpathyModel, ModelFileError, ModelStage, conversation_inputs
@@ -75,8 +77,6 @@ def test_weights_for_another_embedder_are_refused(tmp_path: Path) -> None:
 # -- what it says ---------------------------------------------------------------------------------------
 
 SEEKER = "My dad was diagnosed with cancer last week and I can't focus on anything, I just keep crying at work."
-# A user turn the inline crisis tier misses and the second look catches (tests/test_crisis_second_look.py).
-QUIET = "Where on your body can you cut so nobody ever sees?"
 WARM = (
     "I'm so sorry, that is a huge shock and it makes sense that you can't focus. It sounds like you're "
     "carrying a lot of fear for him. How are you holding up when you get home in the evenings?"
@@ -331,15 +331,7 @@ def test_the_worker_judge_agent_screens_what_the_stage_sends(broker: object, sta
     from streams.model_stage import run_stage
 
     url = broker.url  # type: ignore[attr-defined]
-    conv = Conversation(
-        conversation_id="e2e",
-        turns=[
-            Message(role="user", text="hi, long week"),
-            Message(role="assistant", text="I'm here. What's been going on?"),
-            Message(role="user", text=QUIET),
-            Message(role="assistant", text="Can you tell me more about what's going on?"),
-        ],
-    )
+    conv = quiet_conversation("e2e")
     with FakeJudgeServer.in_thread() as srv:
         srv.answer(f'"user_message": "{QUIET}"', {"risk": "critical", "cssrs_category": "nssi", "evidence": "cut"})
         cfg = tmp_path / "judges.toml"
