@@ -185,14 +185,20 @@ def _everyday_floor(
             continue
         d = fit(x[~held], y[~held], c).decision_function(x[held])
         probs.append(1.0 / (1.0 + np.exp(-(platt[0] * d + platt[1]))))
-    p = np.concatenate(probs)
+    return share_floor(np.concatenate(probs), max_fpr, "everyday writers held out")
+
+
+def share_floor(probs: np.ndarray, max_share: float, what: str = "") -> float:
+    """Walk thresholds down from 0.99 in 0.01 steps; the last one at which at most ``max_share`` of ``probs``
+    reach it (the everyday floor of both crisis trainers)."""
     chosen = 0.99
     for th in [round(0.01 * k, 2) for k in range(99, 0, -1)]:
-        if float(np.mean(p >= th)) > max_fpr:
+        share = float(np.mean(probs >= th))
+        if share > max_share:
             break
         chosen = th
-        if th * 100 % 5 == 0:
-            print(f"  everyday writers held out {th:.2f}: flagged {float(np.mean(p >= th)):.4f} of {len(p)}")
+        if what and th * 100 % 5 == 0:
+            print(f"  {what} {th:.2f}: flagged {share:.4f} of {len(probs)}")
     return chosen
 
 

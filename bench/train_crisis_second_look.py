@@ -7,16 +7,19 @@ What it is: a logistic head over the shipped MiniLM sentence embeddings (``score
 inline n-gram model's decision value (``crisis_model.json``), each z-scored, then Platt-calibrated. It runs off
 the inline path, in ``attune model-stage``, because an embedding costs 10-18 ms per text.
 
-Why writer-out cross-validation: every training text is by one of fourteen writer agents, and the sealed test
-sets are by other writers. Random folds let a writer's habits leak between train and test (5-fold AUC 0.97);
+Why writer-out cross-validation: every training text is by one of the writer agents (or the v1 team), and the
+sealed test sets are by other writers. Random folds let a writer's habits leak between train and test (5-fold AUC 0.97);
 folds that hold out whole writers score the way the test sets do (the n-gram model: recall 0.81 at 3% false
 positives, the level it shows on the sealed test sets). The averaging weight, the z-scores and the calibration
 are all fitted on writer-out decision values; the head shipped is then fitted on every training text.
 
-Threshold: the lowest probability at which the whole detector (rules OR the inline model OR the second look)
-keeps the false-positive rate on the *dev* hard negatives within ``--dev-fpr`` (0.03, the inline model's own
-budget); the test splits are never read here. Prescreen: only user turns the inline model rates at or above
-``--prescreen`` are embedded (the model stage's cost); the script reports what the prescreen costs in recall.
+Threshold: the higher of (a) the lowest probability at which the whole detector (rules OR the inline model OR
+the second look) keeps the false-positive rate on the *dev* hard negatives within ``--dev-fpr`` (0.03, the
+inline model's own budget) and (b) the everyday floor: the lowest at which at most ``--everyday-fpr`` of the
+everyday writers' messages (writer-out) reach it, as for the inline model. The test splits are never read here.
+
+Prescreen: only user turns the inline model rates at or above ``--prescreen`` are embedded (the model stage's
+cost); the script reports what the prescreen costs in recall.
 
 Deterministic: fixed folds and solvers (weights rounded to 6 digits). Data: as bench/train_crisis_model.py.
 """
@@ -38,7 +41,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from crisis_eval import crisis_split, load_jsonl  # noqa: E402
-from train_crisis_model import EVAL_ITEMS, EVERYDAY_WRITERS, _lowest, fit, matrix, training_rows  # noqa: E402
+from train_crisis_model import (  # noqa: E402
+    EVAL_ITEMS,
+    EVERYDAY_WRITERS,
+    _lowest,
+    fit,
+    matrix,
+    share_floor,
+    training_rows,
+)
 
 from scorers.safety._model import features  # noqa: E402
 from scorers.safety._model import model as ngram_model  # noqa: E402
@@ -155,11 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     # The everyday floor (train_crisis_model._everyday_floor): writer-out probabilities of the everyday writers.
     everyday = np.isin(writers, EVERYDAY_WRITERS) & held
     p_every = 1.0 / (1.0 + np.exp(-(a * combined(ngram_cv, head_cv, w)[everyday] + b)))
-    floor = 0.99
-    for th in [round(0.01 * k, 2) for k in range(99, 0, -1)]:
-        if float(np.mean(p_every >= th)) > args.everyday_fpr:
-            break
-        floor = th
+    floor = share_floor(p_every, args.everyday_fpr)
     second["threshold"] = max(dev_threshold, floor)
     print(
         f"threshold: {second['threshold']} (the higher of the dev walk and the everyday floor {floor}, "
