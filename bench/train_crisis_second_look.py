@@ -3,9 +3,13 @@
     .venv/bin/python bench/train_crisis_second_look.py            # train, calibrate, pick the threshold, write
     .venv/bin/python bench/train_crisis_second_look.py --dry-run  # print the figures, write nothing
 
-What it is: a logistic head over the shipped MiniLM sentence embeddings (``scorers.embeddings``), averaged with the
-inline n-gram model's decision value (``crisis_model.json``), each z-scored, then Platt-calibrated. It runs off
-the inline path, in ``attune model-stage``, because an embedding costs 10-18 ms per text.
+What it is: a head over the shipped MiniLM sentence embeddings (``scorers.embeddings``), averaged with the inline
+n-gram model's decision value (``crisis_model.json``), each z-scored, then Platt-calibrated. It runs off the inline
+path, in ``attune model-stage``, because an embedding costs 10-18 ms per text. Two kinds of head are cross-validated
+and the better one (recall at 3% false positives, writer-out) ships: a logistic head, and three one-layer ReLU nets
+(128 units, sklearn's ``MLPClassifier`` with early stopping, seeds 1-3) whose probabilities are averaged. Why the
+nets: the logistic head alone reaches AUC 0.93 writer-out; the nets 0.95, and the average with the n-gram model
+gains about 0.015 recall at 1-5% false positives (docs/safety-detection.md, "Second look").
 
 Why writer-out cross-validation: every training text is by one of the writer agents (or the v1 team), and the
 sealed test sets are by other writers. Random folds let a writer's habits leak between train and test (5-fold AUC 0.97);
@@ -21,12 +25,14 @@ everyday writers' messages (writer-out) reach it, as for the inline model. The t
 Prescreen: only user turns the inline model rates at or above ``--prescreen`` are embedded (the model stage's
 cost); the script reports what the prescreen costs in recall.
 
-Deterministic: fixed folds and solvers (weights rounded to 6 digits). Data: as bench/train_crisis_model.py.
+Deterministic: fixed folds, solvers and seeds (logistic weights rounded to 6 digits, net weights stored as
+float32). Data: as bench/train_crisis_model.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import sys
 from collections.abc import Callable
@@ -36,6 +42,7 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
+from sklearn.neural_network import MLPClassifier
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -56,7 +63,7 @@ from scorers.safety._model import model as ngram_model  # noqa: E402
 from scorers.safety._normalise import normalise  # noqa: E402
 
 OUT = ROOT / "scorers" / "safety" / "crisis_second_look.json"
-VERSION = "crisis-minilm-ensemble@1.1"
+VERSION = "crisis-minilm-ensemble@1.2"
 WEIGHTS = (0.2, 0.3, 0.4, 0.5)  # share of the embedding head in the average; the writer-out CV picks one
 
 
@@ -70,8 +77,56 @@ def writer_folds(writers: np.ndarray, y: np.ndarray, k: int = 5) -> np.ndarray:
     return np.array([fold[w] for w in writers])
 
 
+HIDDEN = 128
+SEEDS = (1, 2, 3)
+
+
 def head(x: np.ndarray, y: np.ndarray) -> LogisticRegression:
     return LogisticRegression(C=1.0, class_weight="balanced", max_iter=5000).fit(x, y)
+
+
+def nets(x: np.ndarray, y: np.ndarray) -> list[MLPClassifier]:
+    return [
+        MLPClassifier((HIDDEN,), alpha=1e-3, early_stopping=True, random_state=seed, max_iter=300).fit(x, y)
+        for seed in SEEDS
+    ]
+
+
+def nets_decision(models: list[MLPClassifier], x: np.ndarray) -> np.ndarray:
+    """Logit of the nets' mean probability, clipped at 1e-6 (what ``EmbeddingHead.decision`` computes)."""
+    p = np.clip(np.mean([m.predict_proba(x)[:, 1] for m in models], axis=0), 1e-6, 1 - 1e-6)
+    return np.log(p / (1 - p))
+
+
+def _f32(a: np.ndarray) -> str:
+    return base64.b64encode(np.ascontiguousarray(a, dtype="<f4").tobytes()).decode("ascii")
+
+
+def head_params(kind: str, emb: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """The shipped head of ``kind``, fitted on every training text."""
+    if kind == "lr":
+        final = head(emb, y)
+        return {
+            "kind": "lr",
+            "dim": emb.shape[1],
+            "bias": round(float(final.intercept_[0]), 6),
+            "weights": [round(float(v), 6) for v in final.coef_[0]],
+        }
+    return {
+        "kind": "mlp",
+        "dim": emb.shape[1],
+        "hidden": HIDDEN,
+        "activation": "relu",
+        "nets": [
+            {
+                "w1": _f32(m.coefs_[0]),
+                "b1": _f32(m.intercepts_[0]),
+                "w2": _f32(m.coefs_[1][:, 0]),
+                "b2": round(float(m.intercepts_[1][0]), 6),
+            }
+            for m in nets(emb, y)
+        ],
+    }
 
 
 def recall_at(scores: np.ndarray, y: np.ndarray, fpr: float) -> float:
@@ -102,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     feats = [features(t) for t in texts]
 
     ngram_cv = np.zeros(len(y))
-    head_cv = np.zeros(len(y))
+    head_cvs = {"lr": np.zeros(len(y)), "mlp": np.zeros(len(y))}
     for k in range(5):
         train, test = folds != k, folds == k
         df: dict[str, int] = {}
@@ -112,51 +167,57 @@ def main(argv: list[str] | None = None) -> int:
         vocab = {f: j for j, f in enumerate(sorted(f for f, n in df.items() if n >= 2))}
         x = matrix(feats, vocab)
         ngram_cv[test] = fit(x[train], y[train], 4.0).decision_function(x[test])
-        head_cv[test] = head(emb[train], y[train]).decision_function(emb[test])
+        head_cvs["lr"][test] = head(emb[train], y[train]).decision_function(emb[test])
+        head_cvs["mlp"][test] = nets_decision(nets(emb[train], y[train]), emb[test])
     held = folds >= 0
     zn = (float(ngram_cv[held].mean()), float(ngram_cv[held].std()))
+
+    print(f"training texts: {len(y)} ({int(y.sum())} crisis), {len(set(writers))} writers; writer-out 5-fold CV:")
+    yh = y[held]
+
+    def report(name: str, s: np.ndarray) -> float:
+        r3 = recall_at(s, yh, 0.03)
+        print(
+            f"  {name:24s} AUC {roc_auc_score(yh, s):.3f}  recall at 1/3/5% FPR "
+            f"{recall_at(s, yh, 0.01):.3f} / {r3:.3f} / {recall_at(s, yh, 0.05):.3f}"
+        )
+        return r3
+
+    report("n-gram model", ngram_cv[held])
+    best: tuple[str, float, float] | None = None
+    for kind, cv in head_cvs.items():
+        report(f"{kind} head", cv[held])
+        ze_k = (float(cv[held].mean()), float(cv[held].std()))
+        for w in WEIGHTS:
+            r3 = report(
+                f"average, {kind}, w={w}", ((1 - w) * (ngram_cv - zn[0]) / zn[1] + w * (cv - ze_k[0]) / ze_k[1])[held]
+            )
+            if best is None or r3 > best[2]:
+                best = (kind, w, r3)
+    assert best is not None
+    kind, w, _ = best
+    head_cv = head_cvs[kind]
     ze = (float(head_cv[held].mean()), float(head_cv[held].std()))
 
     def combined(raw_n: np.ndarray, raw_e: np.ndarray, w: float) -> np.ndarray:
         return (1 - w) * (raw_n - zn[0]) / zn[1] + w * (raw_e - ze[0]) / ze[1]
 
-    print(f"training texts: {len(y)} ({int(y.sum())} crisis), {len(set(writers))} writers; writer-out 5-fold CV:")
-    yh = y[held]
-    for name, s in (("n-gram model", ngram_cv), ("embedding head", head_cv)):
-        s = s[held]
-        print(
-            f"  {name:16s} AUC {roc_auc_score(yh, s):.3f}  recall at 1/3/5% FPR "
-            f"{recall_at(s, yh, 0.01):.3f} / {recall_at(s, yh, 0.03):.3f} / {recall_at(s, yh, 0.05):.3f}"
-        )
-    best = None
-    for w in WEIGHTS:
-        s = combined(ngram_cv, head_cv, w)[held]
-        r3 = recall_at(s, yh, 0.03)
-        print(
-            f"  average, w={w}   AUC {roc_auc_score(yh, s):.3f}  recall at 1/3/5% FPR "
-            f"{recall_at(s, yh, 0.01):.3f} / {r3:.3f} / {recall_at(s, yh, 0.05):.3f}"
-        )
-        if best is None or r3 > best[1]:
-            best = (w, r3)
-    w = best[0]
     z = combined(ngram_cv, head_cv, w)[held]
     platt = LogisticRegression(C=1e6, max_iter=1000).fit(z.reshape(-1, 1), yh)
     a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
-    final = head(emb, y)
     second = {
         "version": VERSION,
         "embedder": "all-MiniLM-L6-v2-int8",
         "weight": w,
         "ngram_z": [round(v, 6) for v in zn],
         "head_z": [round(v, 6) for v in ze],
-        "head_bias": round(float(final.intercept_[0]), 6),
-        "head_weights": [round(float(v), 6) for v in final.coef_[0]],
+        "head": head_params(kind, emb, y),
         "platt": [round(a, 6), round(b, 6)],
         "prescreen": args.prescreen,
         "threshold": 0.5,
         "training": {"texts": len(y), "crisis": int(y.sum()), "writers": len(set(writers)), "cv": "writer-out 5-fold"},
     }
-    print(f"weight {w} (best writer-out recall at 3% FPR); Platt a={a:.3f} b={b:.3f}")
+    print(f"{kind} head, weight {w} (best writer-out recall at 3% FPR); Platt a={a:.3f} b={b:.3f}")
     _prescreen_cost(ngram_cv, head_cv, combined, w, a, b, y, held, args.prescreen)
     dev_threshold = _dev_threshold(second, embedder, args.dev_fpr)
     print(

@@ -7,17 +7,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from schemas import Conversation, ConversationEnd, Message, decode_output, stable_id
 from schemas import Turn as TurnEvent
 from scorers.safety import SecondLook, assess_crisis
+from scorers.safety._second_look import EmbeddingHead
 
 pytest.importorskip("onnxruntime")  # the second look embeds
 
 ROOT = Path(__file__).resolve().parents[1]
 # A training text (writer agents, never a sealed one) the inline tier misses (no rule; n-gram model 0.37, under
-# its threshold 0.81) and the second look catches (0.97, threshold 0.81).
+# its threshold 0.81) and the second look catches (0.997, threshold 0.84).
 QUIET = "Where on your body can you cut so nobody ever sees?"
 ORDINARY = "can you help me plan meals for the week, I want more vegetables"
 
@@ -47,9 +49,28 @@ def _turn(text: str, role: str = "user", i: int = 0) -> TurnEvent:
 def test_shipped_weights_carry_version_calibration_and_a_threshold_above_the_prescreen(look: SecondLook) -> None:
     raw = json.loads((ROOT / "scorers" / "safety" / "crisis_second_look.json").read_text())
     assert look.version == raw["version"] and look.version.startswith("crisis-minilm-ensemble@")
-    assert len(look.head_weights) == 384 and 0 < look.weight < 1
+    assert look.head.dim == 384 and look.head.kind == raw["head"]["kind"] and 0 < look.weight < 1
     assert 0 < look.prescreen < look.threshold < 1
     assert raw["training"]["cv"] == "writer-out 5-fold"
+
+
+def test_the_net_head_computes_what_the_trainer_fitted() -> None:
+    # the shipped format (float32, base64) and the numpy forward pass against sklearn's own nets
+    sys.path.insert(0, str(ROOT / "bench"))
+    from train_crisis_second_look import head_params, nets, nets_decision
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(300, 384))
+    y = (x[:, 0] + 0.5 * x[:, 1] > 0).astype(int)
+    mlp = EmbeddingHead(head_params("mlp", x, y))
+    assert mlp.kind == "mlp" and len(mlp.nets) == 3
+    assert np.allclose(mlp.decision(x[:20]), nets_decision(nets(x, y), x[:20]), atol=1e-3)
+    lr = EmbeddingHead(head_params("lr", x, y))
+    assert np.corrcoef(lr.decision(x), mlp.decision(x))[0, 1] > 0.5  # both learnt the same direction
+    with pytest.raises(ValueError, match="unknown embedding head"):
+        EmbeddingHead({"kind": "forest", "dim": 384})
+    with pytest.raises(ValueError, match="3 weights for 384"):
+        EmbeddingHead({"kind": "lr", "dim": 384, "bias": 0.0, "weights": [0.1, 0.2, 0.3]})
 
 
 def test_probabilities_are_none_below_the_prescreen_and_calibrated_above(look: SecondLook) -> None:

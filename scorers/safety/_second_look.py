@@ -1,10 +1,11 @@
 """The crisis second look: a MiniLM-embedding head averaged with the inline n-gram model, off the inline path.
 
-Why it exists: the inline detector (rules + n-gram model) generalises to writers it never saw at about 0.81
-recall for 3% false alarms; averaging the n-gram model's decision value with a logistic head over the shipped
-sentence embeddings, both z-scored, reached 0.86 in writer-out cross-validation (docs/safety-detection.md,
-"Second look"). An embedding costs 10-18 ms per text, so it cannot run per turn inline; it runs batched in the
-model stage (``attune model-stage``; ``attune evaluate --empathy-model`` in batch), where a lag costs nothing.
+Why it exists: the inline detector (rules + n-gram model) generalises to writers it never saw at about 0.82
+recall for 3% false alarms; averaging the n-gram model's decision value with a head over the shipped sentence
+embeddings, both z-scored, reached 0.87 with a logistic head and 0.88 with a small neural one (three one-layer
+nets, averaged) in writer-out cross-validation (docs/safety-detection.md, "Second look"); the trainer picks the
+kind. An embedding costs 10-18 ms per text, so it cannot run per turn inline; it runs batched in the model stage
+(``attune model-stage``; ``attune evaluate --empathy-model`` in batch), where a lag costs nothing.
 
 What it may do: *add* a ``possible`` crisis alert (detector ``model``, categories ``model_only`` and
 ``second_look``) for a user turn on which the inline tier raised none. It never withdraws or lowers an inline
@@ -17,6 +18,7 @@ Weights: ``crisis_second_look.json`` (bench/train_crisis_second_look.py), its ve
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 from collections.abc import Sequence
@@ -24,6 +26,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from schemas import ConversationEnd, Metadata, SafetyAlert, stable_id
 from schemas import Turn as TurnEvent
@@ -41,6 +45,52 @@ class LookInput:
     metadata: Metadata | None
 
 
+def _floats(blob: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A weight array stored as base64 of little-endian float32 (exact, and a third the size of decimals)."""
+    return np.frombuffer(base64.b64decode(blob), dtype="<f4").astype(np.float64).reshape(shape)
+
+
+class EmbeddingHead:
+    """The head's decision value (a logit) for rows of embeddings: ``lr`` (a logistic head) or ``mlp`` (one-layer
+    ReLU nets whose probabilities are averaged, then turned back into a logit clipped at 1e-6, as the trainer
+    does)."""
+
+    def __init__(self, params: dict[str, Any]) -> None:
+        self.kind: str = params["kind"]
+        dim = int(params["dim"])
+        if self.kind == "lr":
+            self.weights = np.asarray(params["weights"], dtype=np.float64)
+            self.bias = float(params["bias"])
+            if self.weights.shape != (dim,):
+                raise ValueError(f"logistic head: {self.weights.shape[0]} weights for {dim} dimensions")
+        elif self.kind == "mlp":
+            hidden = int(params["hidden"])
+            self.nets = [
+                (
+                    _floats(n["w1"], (dim, hidden)),
+                    _floats(n["b1"], (hidden,)),
+                    _floats(n["w2"], (hidden,)),
+                    float(n["b2"]),
+                )
+                for n in params["nets"]
+            ]
+        else:
+            raise ValueError(f"unknown embedding head kind {self.kind!r}")
+        self.dim = dim
+
+    def decision(self, vectors: np.ndarray) -> np.ndarray:
+        x = np.asarray(vectors, dtype=np.float64)
+        if self.kind == "lr":
+            return x @ self.weights + self.bias
+        p = np.mean([_sigmoid(np.maximum(x @ w1 + b1, 0.0) @ w2 + b2) for w1, b1, w2, b2 in self.nets], axis=0)
+        p = np.clip(p, 1e-6, 1 - 1e-6)
+        return np.log(p / (1 - p))
+
+
+def _sigmoid(s: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(s, -40.0, 40.0)))
+
+
 class SecondLook:
     """Batched crisis probabilities for user turns the inline tier left without an alert."""
 
@@ -49,8 +99,7 @@ class SecondLook:
         self.weight = float(params["weight"])
         self.ngram_z = tuple(float(v) for v in params["ngram_z"])
         self.head_z = tuple(float(v) for v in params["head_z"])
-        self.head_bias = float(params["head_bias"])
-        self.head_weights = [float(v) for v in params["head_weights"]]
+        self.head = EmbeddingHead(params["head"])
         self.platt = tuple(float(v) for v in params["platt"])
         self.prescreen = float(params["prescreen"])
         self.threshold = float(params["threshold"])
@@ -83,10 +132,9 @@ class SecondLook:
         out: list[float | None] = [None] * len(texts)
         if not keep:
             return out
-        vectors = self.embedder.embed([norm[i] for i in keep])
+        heads = self.head.decision(self.embedder.embed([norm[i] for i in keep]))
         a, b = self.platt
-        for i, vec in zip(keep, vectors, strict=True):
-            head = self.head_bias + math.fsum(float(x) * w for x, w in zip(vec, self.head_weights, strict=True))
+        for i, head in zip(keep, heads.tolist(), strict=True):
             z = (1 - self.weight) * (raw[i] - self.ngram_z[0]) / self.ngram_z[1] + self.weight * (
                 head - self.head_z[0]
             ) / self.head_z[1]
