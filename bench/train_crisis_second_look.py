@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import argparse
 import base64
+import hashlib
+import io
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,10 +62,15 @@ from train_crisis_model import (  # noqa: E402
 from scorers.safety._model import features  # noqa: E402
 from scorers.safety._model import model as ngram_model  # noqa: E402
 from scorers.safety._normalise import normalise  # noqa: E402
+from scorers.safety._second_look import SIGNALS, NearestExamples  # noqa: E402
 
 OUT = ROOT / "scorers" / "safety" / "crisis_second_look.json"
-VERSION = "crisis-minilm-ensemble@1.2"
-WEIGHTS = (0.2, 0.3, 0.4, 0.5)  # share of the embedding head in the average; the writer-out CV picks one
+VERSION = "crisis-minilm-ensemble@1.3"
+#: Weights (n-gram model, embedding head, nearest-example margin) the writer-out CV chooses from: the n-gram model
+#: at least 0.3, the others in steps of 0.1 (0 included, so 1.1-1.2's two-signal averages are candidates).
+WEIGHTS = tuple((round(1 - h / 10 - k / 10, 1), h / 10, k / 10) for h in range(0, 8) for k in range(0, 8) if h + k <= 7)
+SCALE = 127
+EXAMPLES = ROOT / "scorers" / "safety" / "crisis_second_look_examples.npy"
 
 
 def writer_folds(writers: np.ndarray, y: np.ndarray, k: int = 5) -> np.ndarray:
@@ -96,6 +102,24 @@ def nets_decision(models: list[MLPClassifier], x: np.ndarray) -> np.ndarray:
     """Logit of the nets' mean probability, clipped at 1e-6 (what ``EmbeddingHead.decision`` computes)."""
     p = np.clip(np.mean([m.predict_proba(x)[:, 1] for m in models], axis=0), 1e-6, 1 - 1e-6)
     return np.log(p / (1 - p))
+
+
+def quantise(emb: np.ndarray) -> np.ndarray:
+    """Unit vectors as int8 (x 127): what ships; the margin moves by under 0.01 (docs/safety-detection.md)."""
+    return np.clip(np.round(np.asarray(emb, dtype=np.float64) * SCALE), -SCALE, SCALE).astype(np.int8)
+
+
+def _npy(a: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, a, allow_pickle=False)
+    return buf.getvalue()
+
+
+def average(
+    cvs: dict[str, np.ndarray], ws: tuple[float, float, float], z_of: dict[str, tuple[float, float]]
+) -> np.ndarray:
+    """The weighted average of the z-scored signals (``SecondLook.probabilities`` before calibration)."""
+    return sum(w * (cvs[n] - z_of[n][0]) / z_of[n][1] for n, w in zip(SIGNALS, ws, strict=True) if w > 0)
 
 
 def _f32(a: np.ndarray) -> str:
@@ -155,9 +179,12 @@ def main(argv: list[str] | None = None) -> int:
     embedder = MiniLMEmbedder()
     emb = embedder.embed(texts)
     feats = [features(t) for t in texts]
+    order = np.argsort(1 - y, kind="stable")  # crises first, then negatives, each in training order
 
+    quantised = quantise(emb)
     ngram_cv = np.zeros(len(y))
     head_cvs = {"lr": np.zeros(len(y)), "mlp": np.zeros(len(y))}
+    near_cv = np.zeros(len(y))
     for k in range(5):
         train, test = folds != k, folds == k
         df: dict[str, int] = {}
@@ -169,8 +196,11 @@ def main(argv: list[str] | None = None) -> int:
         ngram_cv[test] = fit(x[train], y[train], 4.0).decision_function(x[test])
         head_cvs["lr"][test] = head(emb[train], y[train]).decision_function(emb[test])
         head_cvs["mlp"][test] = nets_decision(nets(emb[train], y[train]), emb[test])
+        ex = train[order]  # the examples the runtime would hold, crises first
+        near_cv[test] = NearestExamples(quantised[order][ex] / SCALE, int((ex & (y[order] == 1)).sum())).margin(
+            emb[test]
+        )
     held = folds >= 0
-    zn = (float(ngram_cv[held].mean()), float(ngram_cv[held].std()))
 
     print(f"training texts: {len(y)} ({int(y.sum())} crisis), {len(set(writers))} writers; writer-out 5-fold CV:")
     yh = y[held]
@@ -178,55 +208,70 @@ def main(argv: list[str] | None = None) -> int:
     def report(name: str, s: np.ndarray) -> float:
         r3 = recall_at(s, yh, 0.03)
         print(
-            f"  {name:24s} AUC {roc_auc_score(yh, s):.3f}  recall at 1/3/5% FPR "
+            f"  {name:34s} AUC {roc_auc_score(yh, s):.3f}  recall at 1/3/5% FPR "
             f"{recall_at(s, yh, 0.01):.3f} / {r3:.3f} / {recall_at(s, yh, 0.05):.3f}"
         )
         return r3
 
+    def zs(s: np.ndarray) -> tuple[float, float]:
+        return float(s[held].mean()), float(s[held].std())
+
     report("n-gram model", ngram_cv[held])
-    best: tuple[str, float, float] | None = None
+    report("nearest-example margin", near_cv[held])
+    best: tuple[float, str, tuple[float, float, float]] | None = None
     for kind, cv in head_cvs.items():
         report(f"{kind} head", cv[held])
-        ze_k = (float(cv[held].mean()), float(cv[held].std()))
-        for w in WEIGHTS:
-            r3 = report(
-                f"average, {kind}, w={w}", ((1 - w) * (ngram_cv - zn[0]) / zn[1] + w * (cv - ze_k[0]) / ze_k[1])[held]
-            )
-            if best is None or r3 > best[2]:
-                best = (kind, w, r3)
+        cvs = {"ngram": ngram_cv, "head": cv, "near": near_cv}
+        for ws in WEIGHTS:
+            r3 = report(f"average, {kind}, {ws}", average(cvs, ws, {n: zs(v) for n, v in cvs.items()})[held])
+            if best is None or r3 > best[0]:
+                best = (r3, kind, ws)
     assert best is not None
-    kind, w, _ = best
-    head_cv = head_cvs[kind]
-    ze = (float(head_cv[held].mean()), float(head_cv[held].std()))
-
-    def combined(raw_n: np.ndarray, raw_e: np.ndarray, w: float) -> np.ndarray:
-        return (1 - w) * (raw_n - zn[0]) / zn[1] + w * (raw_e - ze[0]) / ze[1]
-
-    z = combined(ngram_cv, head_cv, w)[held]
-    platt = LogisticRegression(C=1e6, max_iter=1000).fit(z.reshape(-1, 1), yh)
+    _, kind, ws = best
+    cvs = {"ngram": ngram_cv, "head": head_cvs[kind], "near": near_cv}
+    z_of = {n: zs(v) for n, v in cvs.items()}
+    z = average(cvs, ws, z_of)
+    platt = LogisticRegression(C=1e6, max_iter=1000).fit(z[held].reshape(-1, 1), yh)
     a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
-    second = {
+    examples = quantised[order]
+    second: dict[str, Any] = {
         "version": VERSION,
         "embedder": "all-MiniLM-L6-v2-int8",
-        "weight": w,
-        "ngram_z": [round(v, 6) for v in zn],
-        "head_z": [round(v, 6) for v in ze],
-        "head": head_params(kind, emb, y),
+        "signals": {
+            n: {"weight": w, "z": [round(v, 6) for v in z_of[n]]} for n, w in zip(SIGNALS, ws, strict=True) if w > 0
+        },
         "platt": [round(a, 6), round(b, 6)],
         "prescreen": args.prescreen,
         "threshold": 0.5,
         "training": {"texts": len(y), "crisis": int(y.sum()), "writers": len(set(writers)), "cv": "writer-out 5-fold"},
     }
-    print(f"{kind} head, weight {w} (best writer-out recall at 3% FPR); Platt a={a:.3f} b={b:.3f}")
-    _prescreen_cost(ngram_cv, head_cv, combined, w, a, b, y, held, args.prescreen)
-    dev_threshold = _dev_threshold(second, embedder, args.dev_fpr)
+    if ws[1] > 0:
+        second["head"] = head_params(kind, emb, y)
+    near = None
+    if ws[2] > 0:
+        n_crisis = int(y.sum())
+        second["examples"] = {
+            "file": EXAMPLES.name,
+            "crisis": n_crisis,
+            "none": len(y) - n_crisis,
+            "scale": SCALE,
+            "sha256": hashlib.sha256(_npy(examples)).hexdigest(),
+        }
+        near = NearestExamples(examples / SCALE, n_crisis)
+    print(
+        f"{kind} head, weights (n-gram, head, nearest) {ws} (best writer-out recall at 3% FPR); "
+        f"Platt a={a:.3f} b={b:.3f}"
+    )
+    p_all = 1.0 / (1.0 + np.exp(-(a * z + b)))
+    _prescreen_cost(ngram_cv, p_all, y, held, args.prescreen)
+    dev_threshold = _dev_threshold(second, embedder, near, args.dev_fpr)
     print(
         f"dev threshold (lowest with dev FPR of rules OR inline model OR second look <= {args.dev_fpr}): "
         f"{dev_threshold}"
     )
     # The everyday floor (train_crisis_model._everyday_floor): writer-out probabilities of the everyday writers.
     everyday = np.isin(writers, EVERYDAY_WRITERS) & held
-    p_every = 1.0 / (1.0 + np.exp(-(a * combined(ngram_cv, head_cv, w)[everyday] + b)))
+    p_every = p_all[everyday]
     floor = share_floor(p_every, args.everyday_fpr)
     second["threshold"] = max(dev_threshold, floor)
     print(
@@ -236,27 +281,21 @@ def main(argv: list[str] | None = None) -> int:
     if not args.dry_run:
         OUT.write_text(json.dumps(second, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
         print(f"wrote {OUT.relative_to(ROOT)} ({OUT.stat().st_size // 1024} KiB)")
+        if near is not None:
+            EXAMPLES.write_bytes(_npy(examples))
+            print(f"wrote {EXAMPLES.relative_to(ROOT)} ({EXAMPLES.stat().st_size // 1024} KiB)")
+        else:
+            EXAMPLES.unlink(missing_ok=True)
     return 0
 
 
-def _prescreen_cost(
-    ngram_cv: np.ndarray,
-    head_cv: np.ndarray,
-    combined: Callable[[np.ndarray, np.ndarray, float], np.ndarray],
-    w: float,
-    a: float,
-    b: float,
-    y: np.ndarray,
-    held: np.ndarray,
-    prescreen: float,
-) -> None:
-    """How many writer-out crises the average would flag at 0.5-0.9 that the prescreen keeps from it."""
+def _prescreen_cost(ngram_cv: np.ndarray, p_all: np.ndarray, y: np.ndarray, held: np.ndarray, prescreen: float) -> None:
+    """How many writer-out crises the second look would flag at 0.5-0.9 that the prescreen keeps from it."""
     m = ngram_model()
     p_ngram = 1.0 / (1.0 + np.exp(-(m.platt_a * ngram_cv + m.platt_b)))
-    p_avg = 1.0 / (1.0 + np.exp(-(a * combined(ngram_cv, head_cv, w) + b)))
     crisis = held & (y == 1)
     for th in (0.5, 0.7, 0.9):
-        flagged = crisis & (p_avg >= th)
+        flagged = crisis & (p_all >= th)
         lost = flagged & (p_ngram < prescreen)
         print(
             f"  prescreen {prescreen}: of {int(flagged.sum())} writer-out crises at >= {th}, {int(lost.sum())} "
@@ -264,13 +303,13 @@ def _prescreen_cost(
         )
 
 
-def _dev_threshold(second: dict[str, Any], embedder: Any, max_fpr: float) -> float:
+def _dev_threshold(second: dict[str, Any], embedder: Any, near: NearestExamples | None, max_fpr: float) -> float:
     """The lowest threshold (0.01 steps) at which rules OR the inline model OR the second look keep the dev
     false-positive rate <= ``max_fpr`` (the walk of bench/train_crisis_model.py)."""
     from scorers.safety import SecondLook
     from scorers.safety._crisis import rule_findings
 
-    look = SecondLook(second, embedder)
+    look = SecondLook(second, embedder, near)
     m = ngram_model()
     dev = [d for d in load_jsonl(EVAL_ITEMS) if crisis_split(d["text"]) == "dev"]
     pos = [normalise(d["text"]) for d in dev if d["label"] == "crisis"]

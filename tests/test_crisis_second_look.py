@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import subprocess
 import sys
@@ -13,13 +15,13 @@ import pytest
 from schemas import Conversation, ConversationEnd, Message, decode_output, stable_id
 from schemas import Turn as TurnEvent
 from scorers.safety import SecondLook, assess_crisis
-from scorers.safety._second_look import EmbeddingHead
+from scorers.safety._second_look import EmbeddingHead, NearestExamples
 
 pytest.importorskip("onnxruntime")  # the second look embeds
 
 ROOT = Path(__file__).resolve().parents[1]
 # A training text (writer agents, never a sealed one) the inline tier misses (no rule; n-gram model 0.37, under
-# its threshold 0.81) and the second look catches (0.997, threshold 0.84).
+# its threshold 0.81) and the second look catches (0.99, threshold 0.77).
 QUIET = "Where on your body can you cut so nobody ever sees?"
 ORDINARY = "can you help me plan meals for the week, I want more vegetables"
 
@@ -49,9 +51,40 @@ def _turn(text: str, role: str = "user", i: int = 0) -> TurnEvent:
 def test_shipped_weights_carry_version_calibration_and_a_threshold_above_the_prescreen(look: SecondLook) -> None:
     raw = json.loads((ROOT / "scorers" / "safety" / "crisis_second_look.json").read_text())
     assert look.version == raw["version"] and look.version.startswith("crisis-minilm-ensemble@")
-    assert look.head.dim == 384 and look.head.kind == raw["head"]["kind"] and 0 < look.weight < 1
+    assert "ngram" in look.signals and sum(w for w, _, _ in look.signals.values()) == pytest.approx(1.0)
+    assert look.head is None or (look.head.dim == 384 and look.head.kind == raw["head"]["kind"])
+    if "near" in look.signals:  # the examples file loaded, and its digest matched the one the weights record
+        assert (
+            look.examples is not None
+            and raw["examples"]["crisis"] + raw["examples"]["none"] == raw["training"]["texts"]
+        )
     assert 0 < look.prescreen < look.threshold < 1
     assert raw["training"]["cv"] == "writer-out 5-fold"
+
+
+def test_the_nearest_example_margin_and_its_file_checks() -> None:
+    vectors = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])  # one crisis, then two negatives
+    near = NearestExamples(vectors, 1)
+    got = near.margin(np.array([[1.0, 0.0], [0.6, 0.8], [0.0, -1.0]]))
+    assert np.allclose(got, [1.0 - 0.0, 0.6 - 0.8, 0.0 - 0.0])
+    buf = io.BytesIO()
+    np.save(buf, np.array([[127, 0], [0, 127], [-127, 0]], dtype=np.int8))
+    data = buf.getvalue()
+    spec = {"file": "x.npy", "crisis": 1, "none": 2, "scale": 127, "sha256": hashlib.sha256(data).hexdigest()}
+    assert np.allclose(NearestExamples.from_bytes(data, spec).margin(np.array([[1.0, 0.0]])), [1.0])
+    with pytest.raises(ValueError, match="sha256"):
+        NearestExamples.from_bytes(data + b"\0", spec)
+    with pytest.raises(ValueError, match="4 rows"):
+        NearestExamples.from_bytes(data, spec | {"crisis": 2})  # the weights expect more examples than the file has
+    with pytest.raises(ValueError, match="crises and negatives"):
+        NearestExamples(vectors, 0)
+
+
+def test_weights_naming_an_unknown_signal_are_refused(look: SecondLook) -> None:
+    raw = json.loads((ROOT / "scorers" / "safety" / "crisis_second_look.json").read_text())
+    raw["signals"]["sentiment"] = {"weight": 0.1, "z": [0.0, 1.0]}
+    with pytest.raises(ValueError, match="sentiment"):
+        SecondLook(raw, look.embedder, look.examples)
 
 
 def test_the_net_head_computes_what_the_trainer_fitted() -> None:

@@ -1,11 +1,13 @@
-"""The crisis second look: a MiniLM-embedding head averaged with the inline n-gram model, off the inline path.
+"""The crisis second look: MiniLM-embedding signals averaged with the inline n-gram model, off the inline path.
 
 Why it exists: the inline detector (rules + n-gram model) generalises to writers it never saw at about 0.82
-recall for 3% false alarms; averaging the n-gram model's decision value with a head over the shipped sentence
-embeddings, both z-scored, reached 0.87 with a logistic head and 0.88 with a small neural one (three one-layer
-nets, averaged) in writer-out cross-validation (docs/safety-detection.md, "Second look"); the trainer picks the
-kind. An embedding costs 10-18 ms per text, so it cannot run per turn inline; it runs batched in the model stage
-(``attune model-stage``; ``attune evaluate --empathy-model`` in batch), where a lag costs nothing.
+recall for 3% false alarms. A weighted average of z-scored signals does better in writer-out cross-validation
+(docs/safety-detection.md, "Second look"): the n-gram model's decision value; a head over the shipped sentence
+embedding (a logistic head, 0.87 with the n-gram model; three one-layer nets, 0.89); and, since 1.3, the
+*nearest-example margin* (cosine similarity to the nearest training crisis minus that to the nearest training
+negative; 0.92 with the other two). The trainer picks the head kind and the weights. An embedding costs 10-18 ms
+per text, so it cannot run per turn inline; it runs batched in the model stage (``attune model-stage``;
+``attune evaluate --empathy-model`` in batch), where a lag costs nothing.
 
 What it may do: *add* a ``possible`` crisis alert (detector ``model``, categories ``model_only`` and
 ``second_look``) for a user turn on which the inline tier raised none. It never withdraws or lowers an inline
@@ -13,12 +15,16 @@ alert, and it never obliges a crisis resource in the next reply (only rule findi
 
 Which turns it looks at: user turns in a covered language that raised no inline alert on their own text and
 that the inline model rates at or above ``prescreen`` (most ordinary turns are below it and are never embedded).
-Weights: ``crisis_second_look.json`` (bench/train_crisis_second_look.py), its version in every alert.
+Weights: ``crisis_second_look.json`` and the training examples' embeddings ``crisis_second_look_examples.npy``
+(int8, checked against the digest the JSON records), both from bench/train_crisis_second_look.py; the version is
+in every alert.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
+import io
 import json
 import math
 from collections.abc import Sequence
@@ -91,15 +97,54 @@ def _sigmoid(s: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(s, -40.0, 40.0)))
 
 
+class NearestExamples:
+    """The margin of each embedding: cosine similarity to the nearest training crisis minus that to the nearest
+    training negative (all vectors unit length; examples stored as int8, ``scale`` 127)."""
+
+    def __init__(self, vectors: np.ndarray, n_crisis: int) -> None:
+        self._crisis = np.ascontiguousarray(vectors[:n_crisis], dtype=np.float32)
+        self._none = np.ascontiguousarray(vectors[n_crisis:], dtype=np.float32)
+        if not len(self._crisis) or not len(self._none):
+            raise ValueError("nearest examples need crises and negatives")
+
+    @classmethod
+    def from_bytes(cls, data: bytes, spec: dict[str, Any]) -> NearestExamples:
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != spec["sha256"]:
+            raise ValueError(f"{spec['file']}: sha256 {digest[:12]}..., the weights expect {spec['sha256'][:12]}...")
+        q = np.load(io.BytesIO(data), allow_pickle=False)
+        if q.dtype != np.int8 or q.shape[0] != spec["crisis"] + spec["none"]:
+            raise ValueError(
+                f"{spec['file']}: {q.dtype} {q.shape}, expected int8 with {spec['crisis'] + spec['none']} rows"
+            )
+        return cls(q.astype(np.float32) / float(spec["scale"]), int(spec["crisis"]))
+
+    def margin(self, vectors: np.ndarray) -> np.ndarray:
+        x = np.asarray(vectors, dtype=np.float32)
+        return ((x @ self._crisis.T).max(axis=1) - (x @ self._none.T).max(axis=1)).astype(np.float64)
+
+
+#: The signals the second look averages, in the order of ``signals`` in its weights.
+SIGNALS = ("ngram", "head", "near")
+
+
 class SecondLook:
     """Batched crisis probabilities for user turns the inline tier left without an alert."""
 
-    def __init__(self, params: dict[str, Any], embedder: Any = None) -> None:
+    def __init__(self, params: dict[str, Any], embedder: Any = None, examples: NearestExamples | None = None) -> None:
         self.version: str = params["version"]
-        self.weight = float(params["weight"])
-        self.ngram_z = tuple(float(v) for v in params["ngram_z"])
-        self.head_z = tuple(float(v) for v in params["head_z"])
-        self.head = EmbeddingHead(params["head"])
+        signals = params["signals"]
+        if set(signals) - set(SIGNALS) or "ngram" not in signals:
+            raise ValueError(f"second look signals {sorted(signals)}: expected ngram and any of {SIGNALS[1:]}")
+        #: name -> (weight, mean, standard deviation) of each signal averaged, z-scored
+        self.signals = {n: (float(v["weight"]), float(v["z"][0]), float(v["z"][1])) for n, v in signals.items()}
+        self.head = EmbeddingHead(params["head"]) if "head" in signals else None
+        if "near" in signals and examples is None:
+            spec = params["examples"]
+            examples = NearestExamples.from_bytes(
+                resources.files(__package__).joinpath(spec["file"]).read_bytes(), spec
+            )
+        self.examples = examples
         self.platt = tuple(float(v) for v in params["platt"])
         self.prescreen = float(params["prescreen"])
         self.threshold = float(params["threshold"])
@@ -132,13 +177,17 @@ class SecondLook:
         out: list[float | None] = [None] * len(texts)
         if not keep:
             return out
-        heads = self.head.decision(self.embedder.embed([norm[i] for i in keep]))
+        vectors = self.embedder.embed([norm[i] for i in keep])
+        values = {"ngram": np.array([raw[i] for i in keep], dtype=np.float64)}
+        if self.head is not None:
+            values["head"] = self.head.decision(vectors)
+        if self.examples is not None:
+            values["near"] = self.examples.margin(vectors)
+        z = np.zeros(len(keep))
+        for n, (w, mu, sd) in self.signals.items():
+            z += w * (values[n] - mu) / sd
         a, b = self.platt
-        for i, head in zip(keep, heads.tolist(), strict=True):
-            z = (1 - self.weight) * (raw[i] - self.ngram_z[0]) / self.ngram_z[1] + self.weight * (
-                head - self.head_z[0]
-            ) / self.head_z[1]
-            s = a * z + b
+        for i, s in zip(keep, (a * z + b).tolist(), strict=True):
             out[i] = 1.0 / (1.0 + math.exp(-s)) if s > -40 else 0.0
         return out
 
