@@ -1,7 +1,7 @@
 """Evaluate the crisis detector: the sealed set, the multi-turn set, public data, the v1 set, and speed.
 
     .venv/bin/python bench/crisis_eval.py                       # dev split only (what tuning may look at)
-    .venv/bin/python bench/crisis_eval.py --splits dev,test,test2,test3,test4,test5  # sealed: once per change
+    .venv/bin/python bench/crisis_eval.py --splits dev,test,test2,test3,test4,test5,test6  # sealed: once per change
     .venv/bin/python bench/crisis_eval.py --splits dev --errors # dev misses and false alarms
     .venv/bin/python bench/crisis_eval.py --sdcnl PATH/testing-set.csv --reddit500 PATH/500_Reddit_users.csv
     .venv/bin/python bench/crisis_eval.py --json                # one JSON document
@@ -11,7 +11,7 @@
 Sets:
 * ``tests/data/crisis_eval/items.jsonl``: 460 crisis disclosures by C-SSRS category and phrasing style and 440
   hard negatives, written by agents that never saw the detector; dev/test by a fixed hash (``crisis_split``);
-* ``tests/data/crisis_eval/test2.jsonl`` ... ``test5.jsonl``: further sealed test sets (about 260 crises and
+* ``tests/data/crisis_eval/test2.jsonl`` ... ``test6.jsonl``: further sealed test sets (about 260 crises and
   260 hard negatives each) by four other writers each;
 * ``tests/data/crisis_eval/conversations.jsonl``: user-turn sequences where the risk shows only across turns;
 * public sets, read from the paths given (never committed: no licence file in either repository):
@@ -78,7 +78,7 @@ csv.field_size_limit(10**8)
 
 
 #: Sealed sets written after ``items.jsonl``, every item test (tests/data/crisis_eval/README.md).
-LATER_SEALED = ("test2", "test3", "test4", "test5")
+LATER_SEALED = ("test2", "test3", "test4", "test5", "test6")
 
 
 def crisis_split(text: str) -> str:
@@ -484,7 +484,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--splits",
         default="dev",
-        help="sealed-set splits: dev; test, test2 ... test5 (test2-5.jsonl) once per change",
+        help="sealed-set splits: dev; test, test2 ... test6 (test2-6.jsonl) once per change",
     )
     ap.add_argument("--errors", action="store_true", help="list dev misses and false alarms")
     ap.add_argument("--sdcnl", type=Path, help="SDCNL data/testing-set.csv")

@@ -54,7 +54,7 @@ def training_rows() -> tuple[list[str], np.ndarray, np.ndarray, dict[str, int]]:
     """Normalised training texts, labels, each text's writer (its file's stem) and the rows per file; a text
     also in a sealed set is dropped and counted, a repeated text kept once."""
     eval_texts = {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS)}
-    for sealed in ("test2.jsonl", "test3.jsonl", "test4.jsonl", "test5.jsonl"):
+    for sealed in ("test2.jsonl", "test3.jsonl", "test4.jsonl", "test5.jsonl", "test6.jsonl"):
         if EVAL_ITEMS.with_name(sealed).exists():
             eval_texts |= {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS.with_name(sealed))}
     texts: list[str] = []
