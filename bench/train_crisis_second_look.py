@@ -9,7 +9,10 @@ path, in ``attune model-stage``, because an embedding costs 10-18 ms per text. T
 and the better one (recall at 3% false positives, writer-out) ships: a logistic head, and three one-layer ReLU nets
 (128 units, sklearn's ``MLPClassifier`` with early stopping, seeds 1-3) whose probabilities are averaged. Why the
 nets: the logistic head alone reaches AUC 0.93 writer-out; the nets 0.95, and the average with the n-gram model
-gains about 0.015 recall at 1-5% false positives (docs/safety-detection.md, "Second look").
+gains about 0.015 recall at 1-5% false positives (docs/safety-detection.md, "Second look"). A third signal, since
+1.3: the nearest-example margin (cosine to the nearest training crisis minus that to the nearest training negative,
+the training texts' embeddings shipped as int8 in ``crisis_second_look_examples.npy``, their SHA-256 in the weights).
+The same cross-validation picks the head kind and the three weights.
 
 Why writer-out cross-validation: every training text is by one of the writer agents (or the v1 team), and the
 sealed test sets are by other writers. Random folds let a writer's habits leak between train and test (5-fold AUC 0.97);
@@ -105,7 +108,7 @@ def nets_decision(models: list[MLPClassifier], x: np.ndarray) -> np.ndarray:
 
 
 def quantise(emb: np.ndarray) -> np.ndarray:
-    """Unit vectors as int8 (x 127): what ships; the margin moves by under 0.01 (docs/safety-detection.md)."""
+    """Unit vectors as int8 (x 127), as they ship: the writer-out figures move by about 0.001."""
     return np.clip(np.round(np.asarray(emb, dtype=np.float64) * SCALE), -SCALE, SCALE).astype(np.int8)
 
 

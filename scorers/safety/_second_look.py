@@ -151,7 +151,7 @@ class SecondLook:
             examples = NearestExamples.from_bytes(
                 resources.files(__package__).joinpath(spec["file"]).read_bytes(), spec
             )
-        self.examples = examples
+        self.examples = examples if "near" in signals else None
         self.platt = tuple(float(v) for v in params["platt"])
         self.prescreen = float(params["prescreen"])
         self.threshold = float(params["threshold"])
