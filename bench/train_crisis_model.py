@@ -34,7 +34,7 @@ from sklearn.model_selection import StratifiedKFold
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crisis_eval import crisis_split, load_jsonl  # noqa: E402  (this folder is on sys.path when the script runs)
+from crisis_eval import LATER_SEALED, crisis_split, load_jsonl  # noqa: E402  (this folder is on sys.path when the script runs)
 
 from scorers.safety._model import features  # noqa: E402
 from scorers.safety._normalise import normalise  # noqa: E402
@@ -54,9 +54,8 @@ def training_rows() -> tuple[list[str], np.ndarray, np.ndarray, dict[str, int]]:
     """Normalised training texts, labels, each text's writer (its file's stem) and the rows per file; a text
     also in a sealed set is dropped and counted, a repeated text kept once."""
     eval_texts = {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS)}
-    for sealed in ("test2.jsonl", "test3.jsonl", "test4.jsonl", "test5.jsonl", "test6.jsonl"):
-        if EVAL_ITEMS.with_name(sealed).exists():
-            eval_texts |= {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS.with_name(sealed))}
+    for sealed in LATER_SEALED:
+        eval_texts |= {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS.with_name(f"{sealed}.jsonl"))}
     texts: list[str] = []
     labels: list[int] = []
     writers: list[str] = []

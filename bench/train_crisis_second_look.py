@@ -65,7 +65,7 @@ from train_crisis_model import (  # noqa: E402
 from scorers.safety._model import features  # noqa: E402
 from scorers.safety._model import model as ngram_model  # noqa: E402
 from scorers.safety._normalise import normalise  # noqa: E402
-from scorers.safety._second_look import SIGNALS, NearestExamples  # noqa: E402
+from scorers.safety._second_look import SIGNALS, NearestExamples, combine  # noqa: E402
 
 OUT = ROOT / "scorers" / "safety" / "crisis_second_look.json"
 VERSION = "crisis-minilm-ensemble@1.3"
@@ -118,11 +118,11 @@ def _npy(a: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def average(
-    cvs: dict[str, np.ndarray], ws: tuple[float, float, float], z_of: dict[str, tuple[float, float]]
-) -> np.ndarray:
-    """The weighted average of the z-scored signals (``SecondLook.probabilities`` before calibration)."""
-    return sum(w * (cvs[n] - z_of[n][0]) / z_of[n][1] for n, w in zip(SIGNALS, ws, strict=True) if w > 0)
+def signals_of(
+    ws: tuple[float, float, float], z_of: dict[str, tuple[float, float]]
+) -> dict[str, tuple[float, float, float]]:
+    """Weights (n-gram, head, nearest) and z-scores as ``combine`` takes them; a zero weight leaves its signal out."""
+    return {n: (w, *z_of[n]) for n, w in zip(SIGNALS, ws, strict=True) if w > 0}
 
 
 def _f32(a: np.ndarray) -> str:
@@ -226,14 +226,16 @@ def main(argv: list[str] | None = None) -> int:
         report(f"{kind} head", cv[held])
         cvs = {"ngram": ngram_cv, "head": cv, "near": near_cv}
         for ws in WEIGHTS:
-            r3 = report(f"average, {kind}, {ws}", average(cvs, ws, {n: zs(v) for n, v in cvs.items()})[held])
+            r3 = report(
+                f"average, {kind}, {ws}", combine(cvs, signals_of(ws, {n: zs(v) for n, v in cvs.items()}))[held]
+            )
             if best is None or r3 > best[0]:
                 best = (r3, kind, ws)
     assert best is not None
     _, kind, ws = best
     cvs = {"ngram": ngram_cv, "head": head_cvs[kind], "near": near_cv}
     z_of = {n: zs(v) for n, v in cvs.items()}
-    z = average(cvs, ws, z_of)
+    z = combine(cvs, signals_of(ws, z_of))
     platt = LogisticRegression(C=1e6, max_iter=1000).fit(z[held].reshape(-1, 1), yh)
     a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
     examples = quantised[order]

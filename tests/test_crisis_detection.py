@@ -44,7 +44,15 @@ def test_sealed_set_shape_and_split() -> None:
     assert digest in readme
 
 
-@pytest.mark.parametrize("name", ["test2", "test3", "test4", "test5", "test6"])
+#: The later sealed sets (every file test*.jsonl; bench/crisis_eval.py's LATER_SEALED reads the same glob).
+LATER_SEALED = sorted((p.stem for p in (DATA / "crisis_eval").glob("test*.jsonl")), key=lambda stem: int(stem[4:]))
+
+
+def test_every_later_sealed_set_is_found() -> None:
+    assert [f"test{k}" for k in range(2, 2 + len(LATER_SEALED))] == LATER_SEALED and "test6" in LATER_SEALED
+
+
+@pytest.mark.parametrize("name", LATER_SEALED)
 def test_further_sealed_sets(name: str) -> None:
     rows = [json.loads(line) for line in (DATA / "crisis_eval" / f"{name}.jsonl").read_text().splitlines()]
     assert sum(d["label"] == "crisis" for d in rows) >= 250 and sum(d["label"] == "none" for d in rows) >= 250
@@ -60,8 +68,8 @@ def test_training_data_is_outside_the_sealed_set() -> None:
     sealed = {d["text"].strip().lower() for d in ITEMS}
     sealed |= {
         json.loads(line)["text"].strip().lower()
-        for name in ("test2.jsonl", "test3.jsonl", "test4.jsonl", "test5.jsonl", "test6.jsonl")
-        for line in (DATA / "crisis_eval" / name).read_text().splitlines()
+        for name in LATER_SEALED
+        for line in (DATA / "crisis_eval" / f"{name}.jsonl").read_text().splitlines()
     }
     kept: set[str] = set()
     dropped = 0

@@ -135,6 +135,15 @@ def _blas() -> ThreadpoolController:
 SIGNALS = ("ngram", "head", "near")
 
 
+def combine(values: dict[str, np.ndarray], signals: dict[str, tuple[float, float, float]]) -> np.ndarray:
+    """The weighted average of z-scored signals, before calibration; ``signals`` maps a name to (weight, mean,
+    standard deviation). The trainer calls it on writer-out values, the stage on a batch."""
+    z = np.zeros(len(values["ngram"]))
+    for name, (w, mu, sd) in signals.items():
+        z += w * (values[name] - mu) / sd
+    return z
+
+
 class SecondLook:
     """Batched crisis probabilities for user turns the inline tier left without an alert."""
 
@@ -193,9 +202,7 @@ class SecondLook:
                 values["head"] = self.head.decision(vectors)
             if self.examples is not None:
                 values["near"] = self.examples.margin(vectors)
-        z = np.zeros(len(keep))
-        for n, (w, mu, sd) in self.signals.items():
-            z += w * (values[n] - mu) / sd
+        z = combine(values, self.signals)
         a, b = self.platt
         for i, s in zip(keep, (a * z + b).tolist(), strict=True):
             out[i] = 1.0 / (1.0 + math.exp(-s)) if s > -40 else 0.0
