@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Evaluate JSONL conversations, seed 002 sample folders/data.json, or seed 003 generations.jsonl. "
             "Writes kind-tagged records (turn_score, safety_alert, conversation_score, dead_letter; "
-            "turn_model_score and second-look crisis alerts with --empathy-model) to --out. "
+            "possible crisis alerts of the crisis second look; turn_model_score with --empathy-model) to --out. "
             "With --judge/--judge-config the LLM-judge tier also runs (turn_judgment records, the LLM "
             "checklist, judge_unsafe alerts), concurrently. Exit code 1 if any input was rejected (the rest is "
             "still evaluated); 3 if any judge call ended as ERROR (its cause is in the record)."
@@ -77,9 +77,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--model-stage",
         dest="empathy_model",
         action="store_true",
-        help="also run the model stage: the learned empathy signal of every assistant turn (turn_model_score "
-        "records) and the crisis second look of user turns the inline detector left without an alert (possible "
-        "crisis alerts); the same code as `attune model-stage`; needs the 'embeddings' extra",
+        help="also run the model stage's learned empathy signal of every assistant turn (turn_model_score "
+        "records; embeds every reply); the same code as `attune model-stage`; needs the 'embeddings' extra",
+    )
+    p.add_argument(
+        "--second-look",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the crisis second look of user turns the inline detector left without an alert (possible crisis "
+        "alerts; the model stage's code; embeds only turns the inline model rates at 0.1 or more). On by default "
+        "when the 'embeddings' extra is installed (a warning says when it is not); --second-look makes a missing "
+        "extra an error, --no-second-look leaves crisis alerts to the inline tier",
     )
     j = p.add_argument_group("LLM judges (optional; keys from the environment only)")
     j.add_argument(
@@ -326,12 +334,20 @@ def run(args: argparse.Namespace) -> int:
         for p in args.inputs:
             yield from read_items(p, limits)
 
-    if args.empathy_model:
-        from scorers.embeddings import missing
+    from scorers.embeddings import missing
 
-        if (absent := missing()) is not None:
-            err.print(f"[red]error:[/red] {escape(missing_extra('embeddings', absent))}", highlight=False)
-            return 2
+    absent = missing()
+    if absent is not None and (args.empathy_model or args.second_look):
+        err.print(f"[red]error:[/red] {escape(missing_extra('embeddings', absent))}", highlight=False)
+        return 2
+    # On by default: batch has no latency budget and a missed crisis is the worst failure; never off silently.
+    looking = args.second_look if args.second_look is not None else absent is None
+    look = SecondLook.load() if looking else None
+    look_note = f"crisis second look: {look.version if look is not None else 'off'}"
+    if absent is not None and args.second_look is None:
+        look_note += f" ({missing_extra('embeddings', absent)})"
+    if not looking and args.second_look is None:
+        err.print(f"[yellow]warning:[/yellow] {escape(look_note)}; crisis alerts come from the inline tier only")
     judging = bool(args.judge or args.judge_config)
     metrics: list[str] | None = None
     if args.judge_metrics:
@@ -363,7 +379,6 @@ def run(args: argparse.Namespace) -> int:
 
                 async def go() -> tuple[int, int]:
                     try:
-                        look = SecondLook.load() if args.empathy_model else None
                         return await judge_items(
                             all_items(),
                             out,
@@ -388,8 +403,8 @@ def run(args: argparse.Namespace) -> int:
                         advance()
 
                 rejected = evaluate_items(tracked(), out, summary, err, evaluator)
-            if args.empathy_model:
-                model_scores(all_items(), out, summary, second_look=not judging)
+            if args.empathy_model or (look is not None and not judging):
+                model_scores(all_items(), out, summary, empathy=args.empathy_model, look=None if judging else look)
     except FileNotFoundError as e:
         err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
         return 2
@@ -398,6 +413,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if not args.quiet:
         summary.render(Console(file=sys.stdout))
+        print(look_note)
         if cache_note:
             print(cache_note)
         print(f"wrote {out_path}")
@@ -420,26 +436,29 @@ def second_look_alerts(look: SecondLook, conv: Conversation) -> list[SafetyAlert
     return look.alerts([x for x in fed if x is not None])
 
 
-def model_scores(items: Iterable[Item], out, summary: Summary, *, second_look: bool = True) -> int:
+def model_scores(
+    items: Iterable[Item], out, summary: Summary, *, empathy: bool = True, look: SecondLook | None = None
+) -> int:
     """The model stage over every valid conversation, through the stream stage's code: the learned empathy
-    signal of each reply and (unless ``second_look`` is False: the judge pass ran it) the crisis second look of
-    each user turn the inline tier left without an alert."""
+    signal of each reply (``empathy``) and, with ``look`` (None when the judge pass ran it or it is off), the
+    crisis second look of each user turn the inline tier left without an alert. Returns the replies scored."""
     from scorers.empathy_model import EmpathyModel, ModelInput, ModelStage
     from scorers.safety import LookInput
 
-    stage = ModelStage(EmpathyModel.load())
-    look = SecondLook.load()
+    stage = ModelStage(EmpathyModel.load()) if empathy else None
     pending: list[ModelInput] = []
     looks: list[LookInput] = []
     n = 0
 
     def flush() -> None:
-        for rec in stage.score(pending):
-            out.write(encode(rec) + b"\n")
-            summary.add(rec)
-        for alert in look.alerts(looks):
-            out.write(encode(alert) + b"\n")
-            summary.add(alert)
+        if stage is not None:
+            for rec in stage.score(pending):
+                out.write(encode(rec) + b"\n")
+                summary.add(rec)
+        if look is not None:
+            for alert in look.alerts(looks):
+                out.write(encode(alert) + b"\n")
+                summary.add(alert)
         pending.clear()
         looks.clear()
 
@@ -447,10 +466,10 @@ def model_scores(items: Iterable[Item], out, summary: Summary, *, second_look: b
         if item.conversation is None:
             continue  # already a dead letter of the main pass
         for turn in sorted(item.conversation.as_turns(), key=lambda t: t.turn_index):
-            if (inp := stage.feed(turn)) is not None:
+            if stage is not None and (inp := stage.feed(turn)) is not None:
                 pending.append(inp)
                 n += 1
-            if second_look and (candidate := look.feed(turn)) is not None:
+            if look is not None and (candidate := look.feed(turn)) is not None:
                 looks.append(candidate)
             if len(pending) + len(looks) >= MODEL_BATCH:
                 flush()

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from schemas import ConversationScore, OutputRecord, SafetyAlert, TurnJudgment, TurnScore
+from schemas import ConversationScore, DeadLetter, OutputRecord, SafetyAlert, TurnJudgment, TurnScore
 
 from ._release import ReleaseTally
 from ._usage import UsageTotals
@@ -46,7 +46,7 @@ class Summary:
             self.alerts[f"{rec.alert_type} ({rec.severity})"] += 1
         elif isinstance(rec, TurnJudgment):
             self.judgment_status[rec.status] += 1
-        else:
+        elif isinstance(rec, DeadLetter):  # verdicts and model scores are counted in ``kinds`` only
             self.rejected += 1
 
     def as_dict(self) -> dict[str, Any]:

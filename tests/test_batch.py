@@ -142,6 +142,15 @@ def test_summary_is_printed(tmp_path: Path, capsys) -> None:
     assert main(["evaluate", str(src), "--out", str(tmp_path / "o.jsonl"), "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "Checklist (heuristic)" in out and "pass rate" in out
+    assert "Rejected" not in out  # a verdict is a record, not a rejected input
+
+
+def test_summary_counts_only_dead_letters_as_rejected(tmp_path: Path, capsys) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(orjson.dumps(GOOD) + b"\n{broken json\n" + orjson.dumps(CRISIS) + b"\n")
+    assert main(["evaluate", str(src), "--out", str(tmp_path / "o.jsonl"), "--no-progress"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Rejected inputs: 1" in out and "2 conversation_verdict" in out
 
 
 @pytest.mark.parametrize("line", ['"just a string"', "[]", '{"hello": 1}'])

@@ -19,7 +19,9 @@ CONVS = [
     {
         "conversation_id": f"c{i}",
         "turns": [
-            {"role": "user", "text": "I've been so anxious about my exams I can't sleep."},
+            # distinct from the first turn on: identical prompts in two conversations would be a cache hit or
+            # not depending on which finished first, and the call counts below would be timing-dependent
+            {"role": "user", "text": f"I've been so anxious about my {i + 2} exams I can't sleep."},
             {"role": "assistant", "text": "That sounds exhausting. What worries you most about them?"},
             {"role": "user", "text": f"Failing exam {i} and letting my parents down."},
             {"role": "assistant", "text": "That fear makes sense. Would it help to plan one small step for tomorrow?"},

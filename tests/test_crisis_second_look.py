@@ -138,7 +138,9 @@ def test_a_second_look_alert_is_possible_and_names_its_detector_and_versions(loo
     assert look.alerts([]) == []
 
 
-def test_batch_evaluate_with_the_model_stage_adds_the_second_look_alert(tmp_path: Path) -> None:
+def test_batch_evaluate_runs_the_second_look_by_default(tmp_path: Path) -> None:
+    """Batch has no latency budget: the second look runs unless ``--no-second-look`` says otherwise, and the
+    summary names the version that ran (or says it was off)."""
     conv = Conversation(
         conversation_id="q1",
         turns=[
@@ -150,31 +152,37 @@ def test_batch_evaluate_with_the_model_stage_adds_the_second_look_alert(tmp_path
     )
     src = tmp_path / "in.jsonl"
     src.write_text(conv.model_dump_json() + "\n")
-    outs = {}
-    for flag in ((), ("--model-stage",)):
-        out = tmp_path / f"out{len(flag)}.jsonl"
+    outs, said = {}, {}
+    for flag in ((), ("--no-second-look",), ("--model-stage",)):
+        out = tmp_path / f"out{len(flag[0]) if flag else 0}.jsonl"
         run = subprocess.run(
-            [sys.executable, "-m", "attune", "evaluate", str(src), "--out", str(out), "--quiet", *flag],
+            [sys.executable, "-m", "attune", "evaluate", str(src), "--out", str(out), *flag],
             capture_output=True,
             text=True,
             cwd=ROOT,
         )
         assert run.returncode == 0, run.stderr
         outs[flag] = [decode_output(line) for line in out.read_bytes().splitlines()]
+        said[flag] = run.stdout
     crisis = {
         flag: [r for r in recs if r.kind == "safety_alert" and r.alert_type == "crisis_disclosure"]
         for flag, recs in outs.items()
     }
-    assert crisis[()] == []  # the inline tier alone misses it
-    (added,) = crisis[("--model-stage",)]
+    assert crisis[("--no-second-look",)] == []  # the inline tier alone misses it
+    assert "crisis second look: off" in said[("--no-second-look",)]
+    (added,) = crisis[()]
     assert (added.conversation_id, added.turn_index, added.severity) == ("q1", 0, "possible")
     assert "second_look" in added.categories
+    assert f"crisis second look: {SecondLook.load().version}" in said[()]
+    # the empathy model beside it changes nothing here
+    assert [(r.alert_id, r.probability) for r in crisis[("--model-stage",)]] == [(added.alert_id, added.probability)]
+    assert [r for r in outs[("--model-stage",)] if r.kind == "turn_model_score"]
 
 
 def test_judged_batch_sends_the_second_look_turn_to_the_llm_crisis_screen(tmp_path: Path) -> None:
-    """``--judge --model-stage``: the turn only the second look flags gets the LLM crisis screen (issue #12,
-    item 5), whose critical answer raises an alert of its own beside the ``possible`` one; without the model
-    stage the turn is never screened."""
+    """``--judge``: the turn only the second look flags gets the LLM crisis screen (issue #12, item 5), whose
+    critical answer raises an alert of its own beside the ``possible`` one; with ``--no-second-look`` the turn
+    is never screened."""
     from attune.cli import main
     from attune.testing.fake_judge import FakeJudgeServer
 
@@ -190,14 +198,14 @@ def test_judged_batch_sends_the_second_look_turn_to_the_llm_crisis_screen(tmp_pa
             f'[providers.fake]\nkind = "openai_compatible"\nbase_url = "{srv.openai_base_url}"\nmax_retries = 1\n'
         )
         outs = {}
-        for flag in ((), ("--model-stage",)):
+        for flag in (("--no-second-look",), ()):
             out = tmp_path / f"out{len(flag)}.jsonl"
             args = ["evaluate", str(src), "--out", str(out), "--quiet", "--no-cache", "--judge", "fake:judge-1"]
             assert main([*args, "--judge-config", str(cfg), "--judge-metrics", "none", *flag]) == 0
             outs[flag] = [decode_output(line) for line in out.read_bytes().splitlines()]
         screened = [r for r in srv.requests if screen in r.user]
-    assert len(screened) == 1  # once, from the run with the model stage
-    plain, staged = outs[()], outs[("--model-stage",)]
+    assert len(screened) == 1  # once, from the run with the second look
+    plain, staged = outs[("--no-second-look",)], outs[()]
     assert not [r for r in plain if r.kind == "turn_judgment" and r.metric == "crisis_screen"]
     (judgment,) = [r for r in staged if r.kind == "turn_judgment" and r.metric == "crisis_screen"]
     assert (judgment.turn_index, judgment.status, judgment.details["risk"]) == (2, "ok", "critical")

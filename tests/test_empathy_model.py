@@ -410,3 +410,23 @@ def test_without_the_embeddings_extra_the_model_commands_exit_2_saying_so(
     assert main(["model-stage", "--broker", "kafka://127.0.0.1:1"]) == 2
     err = capsys.readouterr().err
     assert err.count("attune[embeddings]") == 2
+
+
+def test_without_the_embeddings_extra_evaluate_says_the_second_look_is_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The crisis second look is on by default in batch; without its extra the run goes on with the inline
+    tier and says so (never off silently); asking for it by name makes the missing extra an error."""
+    from attune.cli import main
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    src = tmp_path / "in.jsonl"
+    src.write_text(Conversation(conversation_id="x", turns=[Message(role="user", text="hi")]).model_dump_json() + "\n")
+    assert main(["evaluate", str(src), "--out", str(tmp_path / "o.jsonl")]) == 0
+    said = capsys.readouterr()
+    assert "warning:" in said.err and "inline tier only" in said.err and "attune[embeddings]" in said.err
+    assert "crisis second look: off (" in said.out
+    assert main(["evaluate", str(src), "--out", str(tmp_path / "o.jsonl"), "--second-look", "--quiet"]) == 2
+    assert "attune[embeddings]" in capsys.readouterr().err
+    assert main(["evaluate", str(src), "--out", str(tmp_path / "o.jsonl"), "--no-second-look", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
