@@ -12,7 +12,9 @@ nets: the logistic head alone reaches AUC 0.93 writer-out; the nets 0.95, and th
 gains about 0.015 recall at 1-5% false positives (docs/safety-detection.md, "Second look"). A third signal, since
 1.3: the nearest-example margin (cosine to the nearest training crisis minus that to the nearest training negative,
 the training texts' embeddings shipped as int8 in ``crisis_second_look_examples.npy``, their SHA-256 in the weights).
-The same cross-validation picks the head kind and the three weights.
+The same cross-validation picks the head kind and the three weights. Since 1.4 a turn of more than 30 words is also
+read in 24-word windows (``_second_look.Windows``): its score mixes the whole text's with its highest window's, and
+the same cross-validation (windows scored by their text's fold models) picks the share.
 
 Why writer-out cross-validation: every training text is by one of the writer agents (or the v1 team), and the
 sealed test sets are by other writers. Random folds let a writer's habits leak between train and test (5-fold AUC 0.97);
@@ -65,14 +67,19 @@ from train_crisis_model import (  # noqa: E402
 from scorers.safety._model import features  # noqa: E402
 from scorers.safety._model import model as ngram_model  # noqa: E402
 from scorers.safety._normalise import normalise  # noqa: E402
-from scorers.safety._second_look import SIGNALS, NearestExamples, combine  # noqa: E402
+from scorers.safety._second_look import SIGNALS, NearestExamples, Windows, combine  # noqa: E402
 
 OUT = ROOT / "scorers" / "safety" / "crisis_second_look.json"
-VERSION = "crisis-minilm-ensemble@1.3"
+VERSION = "crisis-minilm-ensemble@1.4"
 #: Weights (n-gram model, embedding head, nearest-example margin) the writer-out CV chooses from: the n-gram model
 #: at least 0.3, the others in steps of 0.1 (0 included, so 1.1-1.2's two-signal averages are candidates).
 WEIGHTS = tuple((round(1 - h / 10 - k / 10, 1), h / 10, k / 10) for h in range(0, 8) for k in range(0, 8) if h + k <= 7)
 SCALE = 127
+#: Windows of long texts (since 1.4): the geometry the concept layer uses for long voice turns (24 words, stride
+#: 12), on texts of more than 30 words; chosen over 20/10 and 16/8 (texts over 24 words) in a one-off writer-out
+#: run (docs/safety-detection.md). The share of the highest window in the turn's score is cross-validated here.
+WINDOW_GEOMETRY = {"min_words": 30, "size": 24, "stride": 12}
+MIXES = tuple(m / 10 for m in range(0, 8))
 EXAMPLES = ROOT / "scorers" / "safety" / "crisis_second_look_examples.npy"
 
 
@@ -184,25 +191,43 @@ def main(argv: list[str] | None = None) -> int:
     feats = [features(t) for t in texts]
     order = np.argsort(1 - y, kind="stable")  # crises first, then negatives, each in training order
 
+    cut = Windows(**WINDOW_GEOMETRY, mix=0.0)
+    windows = [(i, w) for i, t in enumerate(texts) for w in cut.of(t)]
+    owner = np.array([i for i, _ in windows])
+    wemb = embedder.embed([w for _, w in windows])
+    wfeats = [features(w) for _, w in windows]
+
     quantised = quantise(emb)
     ngram_cv = np.zeros(len(y))
     head_cvs = {"lr": np.zeros(len(y)), "mlp": np.zeros(len(y))}
     near_cv = np.zeros(len(y))
+    # the same signals on every window, from the same fold's models (a window is held out with its text)
+    w_ngram, w_heads, w_near = (
+        np.zeros(len(windows)),
+        {"lr": np.zeros(len(windows)), "mlp": np.zeros(len(windows))},
+        np.zeros(len(windows)),
+    )
     for k in range(5):
         train, test = folds != k, folds == k
+        wtest = test[owner]
         df: dict[str, int] = {}
         for i in np.flatnonzero(train):
             for f in feats[i]:
                 df[f] = df.get(f, 0) + 1
         vocab = {f: j for j, f in enumerate(sorted(f for f, n in df.items() if n >= 2))}
-        x = matrix(feats, vocab)
-        ngram_cv[test] = fit(x[train], y[train], 4.0).decision_function(x[test])
-        head_cvs["lr"][test] = head(emb[train], y[train]).decision_function(emb[test])
-        head_cvs["mlp"][test] = nets_decision(nets(emb[train], y[train]), emb[test])
-        ex = train[order]  # the examples the runtime would hold, crises first
-        near_cv[test] = NearestExamples(quantised[order][ex] / SCALE, int((ex & (y[order] == 1)).sum())).margin(
-            emb[test]
+        x, xw = matrix(feats, vocab), matrix(wfeats, vocab)
+        lr = fit(x[train], y[train], 4.0)
+        ngram_cv[test], w_ngram[wtest] = lr.decision_function(x[test]), lr.decision_function(xw[wtest])
+        logistic = head(emb[train], y[train])
+        head_cvs["lr"][test], w_heads["lr"][wtest] = (
+            logistic.decision_function(emb[test]),
+            logistic.decision_function(wemb[wtest]),
         )
+        mlps = nets(emb[train], y[train])
+        head_cvs["mlp"][test], w_heads["mlp"][wtest] = nets_decision(mlps, emb[test]), nets_decision(mlps, wemb[wtest])
+        ex = train[order]  # the examples the runtime would hold, crises first
+        nearest = NearestExamples(quantised[order][ex] / SCALE, int((ex & (y[order] == 1)).sum()))
+        near_cv[test], w_near[wtest] = nearest.margin(emb[test]), nearest.margin(wemb[wtest])
     held = folds >= 0
 
     print(f"training texts: {len(y)} ({int(y.sum())} crisis), {len(set(writers))} writers; writer-out 5-fold CV:")
@@ -235,7 +260,30 @@ def main(argv: list[str] | None = None) -> int:
     _, kind, ws = best
     cvs = {"ngram": ngram_cv, "head": head_cvs[kind], "near": near_cv}
     z_of = {n: zs(v) for n, v in cvs.items()}
-    z = combine(cvs, signals_of(ws, z_of))
+    z_whole = combine(cvs, signals_of(ws, z_of))
+    z_windows = combine({"ngram": w_ngram, "head": w_heads[kind], "near": w_near}, signals_of(ws, z_of))
+    top = np.full(len(y), -np.inf)
+    np.maximum.at(top, owner, z_windows)
+    long_text = np.isfinite(top)
+    top = np.where(long_text, top, z_whole)  # a short text is its own only window
+    print(f"  windows: {len(windows)} of {int(long_text.sum())} texts over {WINDOW_GEOMETRY['min_words']} words")
+    best_mix: tuple[float, float] | None = None
+    for mix in MIXES:
+        mixed = (1 - mix) * z_whole + mix * top
+        r3 = report(f"windows, share of the highest {mix}", mixed[held])
+        neg = np.sort(mixed[held & (y == 0)])
+        cut3 = neg[int(np.ceil(len(neg) * 0.97)) - 1]
+        lc, ln = held & long_text & (y == 1), held & long_text & (y == 0)
+        print(
+            f"    texts over {WINDOW_GEOMETRY['min_words']} words at that 3% cut: recall "
+            f"{np.mean(mixed[lc] > cut3):.3f} of {int(lc.sum())}, "
+            f"false positives {np.mean(mixed[ln] > cut3):.3f} of {int(ln.sum())}"
+        )
+        if best_mix is None or r3 > best_mix[0]:
+            best_mix = (r3, mix)
+    assert best_mix is not None
+    mix = best_mix[1]
+    z = (1 - mix) * z_whole + mix * top
     platt = LogisticRegression(C=1e6, max_iter=1000).fit(z[held].reshape(-1, 1), yh)
     a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
     examples = quantised[order]
@@ -250,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         "threshold": 0.5,
         "training": {"texts": len(y), "crisis": int(y.sum()), "writers": len(set(writers)), "cv": "writer-out 5-fold"},
     }
+    if mix > 0:
+        second["windows"] = {**WINDOW_GEOMETRY, "mix": mix}
     if ws[1] > 0:
         second["head"] = head_params(kind, emb, y)
     near = None
@@ -264,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         near = NearestExamples(examples / SCALE, n_crisis)
     print(
-        f"{kind} head, weights (n-gram, head, nearest) {ws} (best writer-out recall at 3% FPR); "
+        f"{kind} head, weights (n-gram, head, nearest) {ws}, windows' share {mix} (best writer-out recall at 3% FPR); "
         f"Platt a={a:.3f} b={b:.3f}"
     )
     p_all = 1.0 / (1.0 + np.exp(-(a * z + b)))

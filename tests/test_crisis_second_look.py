@@ -15,7 +15,7 @@ import pytest
 from schemas import Conversation, ConversationEnd, Message, decode_output, stable_id
 from schemas import Turn as TurnEvent
 from scorers.safety import SecondLook, assess_crisis
-from scorers.safety._second_look import EmbeddingHead, NearestExamples
+from scorers.safety._second_look import EmbeddingHead, NearestExamples, Windows
 
 pytest.importorskip("onnxruntime")  # the second look embeds
 
@@ -214,3 +214,57 @@ def test_judged_batch_sends_the_second_look_turn_to_the_llm_crisis_screen(tmp_pa
     assert (alerts["model"].severity, alerts["llm"].severity) == ("possible", "critical")
     assert alerts["llm"].turn_index == alerts["model"].turn_index == 2
     assert len([r for r in staged if r.kind == "safety_alert" and r.detector == "model"]) == 1  # written once
+
+
+BURIED = (
+    "ok so the week was fine i guess, work was busy and my sister came over on tuesday with the kids and we did a "
+    "puzzle, and honestly i keep thinking it would be easier for everyone if i just wasnt around anymore, anyway can "
+    "you help me plan meals for next week"
+)
+
+
+def test_windows_of_a_long_turn_cover_it_and_end_at_its_last_word() -> None:
+    cut = Windows(min_words=30, size=24, stride=12, mix=0.5)
+    words = [f"w{i}" for i in range(50)]
+    assert cut.of(" ".join(words[:30])) == []  # 30 words or fewer: the whole turn only
+    assert [w.split()[0] for w in cut.of(" ".join(words[:31]))] == ["w0", "w7"]
+    got = cut.of(" ".join(words))
+    assert [w.split()[0] for w in got] == ["w0", "w12", "w24", "w26"] and got[-1].split()[-1] == "w49"
+    assert all(len(w.split()) == 24 for w in got)
+
+
+def test_a_long_turn_scores_as_the_mix_of_its_whole_and_its_highest_window(look: SecondLook) -> None:
+    """The definition (``Windows``), recomputed from the signals by hand with the shipped weights."""
+    from scorers.safety._model import model as ngram_model
+    from scorers.safety._normalise import normalise
+    from scorers.safety._second_look import combine
+
+    assert look.windows is not None and 0 < look.windows.mix < 1
+    text = normalise(BURIED)
+    parts = [text, *look.windows.of(text)]
+    assert len(parts) > 2
+    vectors = look.embedder.embed(parts)
+    values = {"ngram": np.array([ngram_model().raw(t) for t in parts])}
+    if look.head is not None:
+        values["head"] = look.head.decision(vectors)
+    if look.examples is not None:
+        values["near"] = look.examples.margin(vectors)
+    z = combine(values, look.signals)
+    mixed = (1 - look.windows.mix) * z[0] + look.windows.mix * z[1:].max()
+    a, b = look.platt
+    ((p, window),) = look.scored([BURIED])
+    assert p == pytest.approx(1 / (1 + np.exp(-(a * mixed + b))), abs=1e-5)
+    assert window == parts[1 + int(z[1:].argmax())]
+
+
+def test_a_disclosure_buried_in_a_long_turn_is_found_and_its_window_is_the_evidence(look: SecondLook) -> None:
+    assert not assess_crisis(BURIED).alert  # the inline tier misses it
+    raw = json.loads((ROOT / "scorers" / "safety" / "crisis_second_look.json").read_text())
+    whole_only = SecondLook({k: v for k, v in raw.items() if k != "windows"}, look.embedder, look.examples)
+    (p_whole,) = whole_only.probabilities([BURIED])
+    assert p_whole is not None and p_whole < look.threshold  # one embedding of the whole dilutes it
+    (alert,) = look.alerts([x for x in [look.feed(_turn(BURIED))] if x is not None])
+    assert alert.severity == "possible" and alert.probability is not None and alert.probability >= look.threshold
+    assert (
+        "wasnt around anymore" in alert.evidence.replace("'", "") and "the window that weighed most" in alert.evidence
+    )
