@@ -231,6 +231,9 @@ def test_windows_of_a_long_turn_cover_it_and_end_at_its_last_word() -> None:
     got = cut.of(" ".join(words))
     assert [w.split()[0] for w in got] == ["w0", "w12", "w24", "w26"] and got[-1].split()[-1] == "w49"
     assert all(len(w.split()) == 24 for w in got)
+    for bad in ({"stride": 0}, {"stride": 30}, {"size": 40}, {"mix": 1.5}):
+        with pytest.raises(ValueError, match="second look windows"):
+            Windows(**({"min_words": 30, "size": 24, "stride": 12, "mix": 0.5} | bad))
 
 
 def test_a_long_turn_scores_as_the_mix_of_its_whole_and_its_highest_window(look: SecondLook) -> None:

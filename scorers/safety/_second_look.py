@@ -150,6 +150,11 @@ class Windows:
     stride: int
     mix: float
 
+    def __post_init__(self) -> None:
+        # stride <= size: no word between windows is skipped; min_words >= size: every cut turn fills a window
+        if not (1 <= self.stride <= self.size <= self.min_words and 0.0 <= self.mix <= 1.0):
+            raise ValueError(f"second look windows {self}: need 1 <= stride <= size <= min_words, 0 <= mix <= 1")
+
     def of(self, text: str) -> list[str]:
         words = text.split()
         if len(words) <= self.min_words:
