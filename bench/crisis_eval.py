@@ -506,7 +506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--splits",
         default="dev",
-        help="sealed-set splits: dev; test, test2 ... test8 (test2-8.jsonl) once per change",
+        help="sealed-set splits: dev; test, test2 ... test9 (test2-9.jsonl) once per change",
     )
     ap.add_argument("--errors", action="store_true", help="list dev misses and false alarms")
     ap.add_argument("--sdcnl", type=Path, help="SDCNL data/testing-set.csv")
