@@ -1,7 +1,7 @@
 """Evaluate the crisis detector: the sealed set, the multi-turn set, public data, the v1 set, and speed.
 
     .venv/bin/python bench/crisis_eval.py                       # dev split only (what tuning may look at)
-    .venv/bin/python bench/crisis_eval.py --splits dev,test,test2,test3,test4,test5,test6  # sealed: once per change
+    .venv/bin/python bench/crisis_eval.py --splits dev,test,test2,...,test9  # sealed: once per change
     .venv/bin/python bench/crisis_eval.py --splits dev --errors # dev misses and false alarms
     .venv/bin/python bench/crisis_eval.py --sdcnl PATH/testing-set.csv --reddit500 PATH/500_Reddit_users.csv
     .venv/bin/python bench/crisis_eval.py --json                # one JSON document
@@ -11,8 +11,8 @@
 Sets:
 * ``tests/data/crisis_eval/items.jsonl``: 460 crisis disclosures by C-SSRS category and phrasing style and 440
   hard negatives, written by agents that never saw the detector; dev/test by a fixed hash (``crisis_split``);
-* ``tests/data/crisis_eval/test2.jsonl`` ... ``test6.jsonl``: further sealed test sets (about 260 crises and
-  260 hard negatives each) by four other writers each;
+* ``tests/data/crisis_eval/test2.jsonl``, ``test3.jsonl``, ...: further sealed test sets (about 260 crises and
+  260 hard negatives each) by four other writers each, found by ``LATER_SEALED``;
 * ``tests/data/crisis_eval/conversations.jsonl``: user-turn sequences where the risk shows only across turns;
 * public sets, read from the paths given (never committed: no licence file in either repository):
   SDCNL (ayaanzhaque/SDCNL ``data/testing-set.csv``, r/SuicideWatch = 1 vs r/depression = 0; noisy labels)
@@ -506,7 +506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--splits",
         default="dev",
-        help="sealed-set splits: dev; test, test2 ... test9 (test2-9.jsonl) once per change",
+        help=f"sealed-set splits: dev; test, {', '.join(LATER_SEALED)} once per change",
     )
     ap.add_argument("--errors", action="store_true", help="list dev misses and false alarms")
     ap.add_argument("--sdcnl", type=Path, help="SDCNL data/testing-set.csv")

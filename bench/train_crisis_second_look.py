@@ -163,10 +163,14 @@ def head_params(kind: str, emb: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     }
 
 
-def recall_at(scores: np.ndarray, y: np.ndarray, fpr: float) -> float:
+def cut_at(scores: np.ndarray, y: np.ndarray, fpr: float) -> float:
+    """The score a flag must exceed for at most ``fpr`` of the negatives to be flagged."""
     neg = np.sort(scores[y == 0])
-    cut = neg[int(np.ceil(len(neg) * (1 - fpr))) - 1]
-    return float(np.mean(scores[y == 1] > cut))
+    return float(neg[int(np.ceil(len(neg) * (1 - fpr))) - 1])
+
+
+def recall_at(scores: np.ndarray, y: np.ndarray, fpr: float) -> float:
+    return float(np.mean(scores[y == 1] > cut_at(scores, y, fpr)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -269,10 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  windows: {len(windows)} of {int(long_text.sum())} texts over {WINDOW_GEOMETRY['min_words']} words")
     best_mix: tuple[float, float] | None = None
     for mix in MIXES:
-        mixed = (1 - mix) * z_whole + mix * top
+        mixed = Windows(**WINDOW_GEOMETRY, mix=mix).mixed(z_whole, top)
         r3 = report(f"windows, share of the highest {mix}", mixed[held])
-        neg = np.sort(mixed[held & (y == 0)])
-        cut3 = neg[int(np.ceil(len(neg) * 0.97)) - 1]
+        cut3 = cut_at(mixed[held], yh, 0.03)
         lc, ln = held & long_text & (y == 1), held & long_text & (y == 0)
         print(
             f"    texts over {WINDOW_GEOMETRY['min_words']} words at that 3% cut: recall "
@@ -283,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
             best_mix = (r3, mix)
     assert best_mix is not None
     mix = best_mix[1]
-    z = (1 - mix) * z_whole + mix * top
+    z = Windows(**WINDOW_GEOMETRY, mix=mix).mixed(z_whole, top)
     platt = LogisticRegression(C=1e6, max_iter=1000).fit(z[held].reshape(-1, 1), yh)
     a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
     examples = quantised[order]

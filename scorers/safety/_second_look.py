@@ -164,6 +164,10 @@ class Windows:
             starts.append(len(words) - self.size)
         return [" ".join(words[i : i + self.size]) for i in starts]
 
+    def mixed(self, whole: Any, top: Any) -> Any:
+        """A long turn's combined score from its whole text's and its highest window's (floats or arrays)."""
+        return (1 - self.mix) * whole + self.mix * top
+
 
 def combine(values: dict[str, np.ndarray], signals: dict[str, tuple[float, float, float]]) -> np.ndarray:
     """The weighted average of z-scored signals, before calibration; ``signals`` maps a name to (weight, mean,
@@ -248,7 +252,7 @@ class SecondLook:
                 top[j] = (zw, w)
         if self.windows is not None:
             for j, (zw, _) in top.items():
-                z[j] = (1 - self.windows.mix) * z[j] + self.windows.mix * zw
+                z[j] = self.windows.mixed(z[j], zw)
         a, b = self.platt
         for j, (i, s) in enumerate(zip(keep, (a * z + b).tolist(), strict=True)):
             p = 1.0 / (1.0 + math.exp(-s)) if s > -40 else 0.0
