@@ -185,6 +185,17 @@ def precision(pos: Sequence[bool], neg: Sequence[bool]) -> dict[str, Any]:
 
 
 # -- the sealed set --------------------------------------------------------------------------------------
+#: The detector whose figures are broken down by category and style: what a deployment running the model stage gets.
+HEADLINE = "with_stage" if _LOOK is not None else "current"
+
+
+def as_transcript(text: str) -> str:
+    """The words of ``text`` as a speech-to-text engine that does not punctuate renders them: lower case, no
+    punctuation but apostrophes. Voice deployments send turns like this (some engines punctuate, some do not); the
+    same words should raise the same alert either way, so every sealed item is also scored in this form."""
+    return " ".join(re.sub(r"[^\w\s']", " ", text.lower()).split())
+
+
 def sealed(splits: Iterable[str]) -> dict[str, Any]:
     items = load_jsonl(EVAL_DIR / "items.jsonl")
     out: dict[str, Any] = {}
@@ -193,7 +204,7 @@ def sealed(splits: Iterable[str]) -> dict[str, Any]:
             rows = load_jsonl(EVAL_DIR / f"{split}.jsonl")
         else:
             rows = [d for d in items if crisis_split(d["text"]) == split]
-        prefetch(d["text"] for d in rows)
+        prefetch(t for d in rows for t in (d["text"], as_transcript(d["text"])))
         pos = [d for d in rows if d["label"] == "crisis"]
         neg = [d for d in rows if d["label"] == "none"]
         res: dict[str, Any] = {"n_crisis": len(pos), "n_none": len(neg)}
@@ -205,7 +216,16 @@ def sealed(splits: Iterable[str]) -> dict[str, Any]:
                 "recall_critical_high": rate([v[1] for v in vp]),
                 "fpr_any": rate([v[0] for v in vn]),
             }
-            if name == ("with_stage" if _LOOK is not None else "current"):
+            if name in (HEADLINE, "current"):
+                tp = [fn(as_transcript(d["text"])) for d in pos]
+                tn = [fn(as_transcript(d["text"])) for d in neg]
+                r["as_transcript"] = {
+                    "recall_any": rate([v[0] for v in tp]),
+                    "recall_critical_high": rate([v[1] for v in tp]),
+                    "fpr_any": rate([v[0] for v in tn]),
+                    "flips": sum(a[0] != b[0] for a, b in zip(vp + vn, tp + tn, strict=True)),
+                }
+            if name == HEADLINE:
                 r["by_category"] = _groups(pos, [v[0] for v in vp], "category")
                 r["by_category_critical_high"] = _groups(pos, [v[1] for v in vp], "category")
                 r["by_style"] = _groups(pos, [v[0] for v in vp], "style")
@@ -254,6 +274,27 @@ def conversations(splits: Iterable[str]) -> dict[str, Any]:
                 "fpr_any": rate([f for c, f in zip(rows, flags, strict=True) if c["label"] == "none"]),
             }
         out[split] = res
+    return out
+
+
+# -- everyday real text ----------------------------------------------------------------------------------
+def everyday_real() -> dict[str, Any] | None:
+    """Alerts on every user-side turn of the MIT ratings data (``real_turns``, all lengths): ordinary conversation,
+    plus seeker posts of which a few are real disclosures. Unlabelled, so a rate of alerts, not a false-positive
+    rate; it is the one set of real people's everyday wording here. None without the ratings data."""
+    try:
+        texts = real_turns(0, 10**6)
+    except SystemExit:
+        return None
+    prefetch(t for x in texts for t in (x, as_transcript(x)))
+    out: dict[str, Any] = {"n": len(texts)}
+    for name, fn in DETECTORS.items():
+        v = [fn(t) for t in texts]
+        out[name] = {"alerted": rate([a for a, _ in v]), "critical_high": rate([c for _, c in v])}
+        if name in (HEADLINE, "current"):
+            out[name]["as_transcript_flips"] = sum(
+                fn(as_transcript(t))[0] != a for t, (a, _) in zip(texts, v, strict=True)
+            )
     return out
 
 
@@ -430,7 +471,14 @@ def previous(root: Path, splits: str) -> dict[str, Any]:
         check=True,
     )
     doc = json.loads(out.stdout)
-    return {"detector_version": doc["detector_version"], "sealed": doc["sealed"]}
+    look = doc.get("second_look")
+    label = doc["detector_version"] + (f", second look {look['version']}" if look else "")
+    return {
+        "detector_version": doc["detector_version"],
+        "label": label,
+        "sealed": doc["sealed"],
+        "everyday": doc.get("everyday"),
+    }
 
 
 def _print(doc: dict[str, Any], errors: bool) -> None:
@@ -447,13 +495,31 @@ def _print(doc: dict[str, Any], errors: bool) -> None:
                 f"  {name:<11} recall(any) {_fmt(r['recall_any'])}  recall(crit+high) {_fmt(r['recall_critical_high'])}"
                 f"  FPR {_fmt(r['fpr_any'])}"
             )
+        for name in (HEADLINE, "current"):
+            t = res[name].get("as_transcript")
+            if t is not None:
+                print(
+                    f"  {name:<11} as a transcript without punctuation: recall(any) {_fmt(t['recall_any'])}  "
+                    f"recall(crit+high) {_fmt(t['recall_critical_high'])}  FPR {_fmt(t['fpr_any'])}  "
+                    f"alerts that change: {t['flips']}"
+                )
         if prev is not None and split in prev["sealed"]:
-            r = prev["sealed"][split]["current"]
-            print(
-                f"  {'previous':<11} recall(any) {_fmt(r['recall_any'])}  recall(crit+high) "
-                f"{_fmt(r['recall_critical_high'])}  FPR {_fmt(r['fpr_any'])}  ({prev['detector_version']})"
-            )
-        cur = res["with_stage" if "with_stage" in res else "current"]
+            for name in ("current", "with_stage"):
+                r = prev["sealed"][split].get(name)
+                if r is None:
+                    continue
+                t = r.get("as_transcript")
+                print(
+                    f"  previous {name:<10} recall(any) {_fmt(r['recall_any'])}  recall(crit+high) "
+                    f"{_fmt(r['recall_critical_high'])}  FPR {_fmt(r['fpr_any'])}  ({prev['label']})"
+                    + (
+                        f"\n    as a transcript: recall(any) {_fmt(t['recall_any'])}  FPR {_fmt(t['fpr_any'])}  "
+                        f"alerts that change: {t['flips']}"
+                        if t
+                        else ""
+                    )
+                )
+        cur = res[HEADLINE]
         for title, key in (
             ("recall by category (any / crit+high)", "by_category"),
             ("recall by style", "by_style"),
@@ -474,6 +540,16 @@ def _print(doc: dict[str, Any], errors: bool) -> None:
         print(f"\n[multi-turn: {split}]")
         for name, r in res.items():
             print(f"  {name:<11} recall {_fmt(r['recall_any'])}  FPR {_fmt(r['fpr_any'])}")
+    if doc.get("everyday"):
+        ev = doc["everyday"]
+        print(f"\n[everyday: {ev['n']} real user turns of the MIT ratings data, unlabelled (a few are disclosures)]")
+        rows = [(name, ev[name]) for name in DETECTORS]
+        if prev is not None and prev.get("everyday"):
+            rows += [(f"previous {n}", prev["everyday"][n]) for n in ("current", "with_stage") if n in prev["everyday"]]
+        for name, r in rows:
+            flips = r.get("as_transcript_flips")
+            flips = "" if flips is None else f"  alerts that change as a transcript: {flips}"
+            print(f"  {name:<19} alerted {_fmt(r['alerted'])}  critical+high {_fmt(r['critical_high'])}{flips}")
     for key in ("sdcnl", "reddit500"):
         if key in doc:
             r = doc[key]
@@ -525,6 +601,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         doc["second_look"] = {"version": _LOOK.version, "threshold": _LOOK.threshold, "prescreen": _LOOK.prescreen}
     doc["sealed"] = sealed(splits)
     doc["conversations"] = conversations([s for s in splits if s not in LATER_SEALED])
+    doc["everyday"] = everyday_real()
     if args.sdcnl:
         doc["sdcnl"] = sdcnl(args.sdcnl)
     if args.reddit500:

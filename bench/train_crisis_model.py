@@ -42,7 +42,7 @@ from scorers.safety._normalise import normalise  # noqa: E402
 TRAIN_DIR = ROOT / "tests" / "data" / "crisis_train"
 EVAL_ITEMS = ROOT / "tests" / "data" / "crisis_eval" / "items.jsonl"
 OUT = ROOT / "scorers" / "safety" / "crisis_model.json"
-VERSION = "crisis-ngram-concept-lr@1.4"
+VERSION = "crisis-ngram-concept-lr@1.5"
 
 
 def training_data() -> tuple[list[str], np.ndarray, dict[str, int]]:

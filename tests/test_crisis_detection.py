@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import orjson
@@ -182,6 +183,42 @@ def test_model_probability_is_calibrated_and_deterministic() -> None:
     assert p(text) > p("what a lovely day for a walk in the park")
     assert "k:RULE" in features("i want to kill myself")
     assert any(f.startswith("k:death") for f in features("i want to die"))
+
+
+def _transcript(text: str) -> str:
+    """The words as a speech-to-text engine that does not punctuate renders them."""
+    return " ".join(re.sub(r"[^\w\s']", " ", text.lower()).split())
+
+
+def _word_features(text: str) -> set[str]:
+    return {f for f in features(normalise(text)) if not f.startswith("k:")}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I swallowed half a bottle of my meds twenty minutes ago.",
+        "How many would it take? Asking for me...",
+        "That's messed up.",
+        "I was afraid!",
+        "ok; so, um -- i keep thinking about it (the bridge), you know?",
+    ],
+)
+def test_model_word_features_are_the_same_for_a_turn_and_its_transcript(text: str) -> None:
+    """Punctuation is not a feature: the training writers' habits (crises ending in ".", negatives asking "?")
+    made model 1.4 weigh a final "." +4.6 and "?" -3.4, so a voice transcript of the same words scored
+    differently. The concept features may still differ: rules read sentence ends (docs/safety-detection.md)."""
+    assert _word_features(text) == _word_features(_transcript(text))
+
+
+def test_shipped_model_has_no_punctuation_weights() -> None:
+    word = re.compile(r"[a-z0-9']+|<s>|</s>")
+    bad = [
+        f
+        for f in load_model().weights
+        if f[:2] in ("w:", "b:") and not all(word.fullmatch(tok) for tok in f[2:].split(" "))
+    ]
+    assert not bad, bad[:10]
 
 
 @pytest.mark.parametrize(
