@@ -1,7 +1,7 @@
 """Evaluate the crisis detector: the sealed set, the multi-turn set, public data, the v1 set, and speed.
 
     .venv/bin/python bench/crisis_eval.py                       # dev split only (what tuning may look at)
-    .venv/bin/python bench/crisis_eval.py --splits dev,test,test2,...,test9  # sealed: once per change
+    .venv/bin/python bench/crisis_eval.py --splits dev,test,test2,...,test10  # sealed: once per change
     .venv/bin/python bench/crisis_eval.py --splits dev --errors # dev misses and false alarms
     .venv/bin/python bench/crisis_eval.py --sdcnl PATH/testing-set.csv --reddit500 PATH/500_Reddit_users.csv
     .venv/bin/python bench/crisis_eval.py --json                # one JSON document
@@ -29,7 +29,9 @@ current detector (rules + model), its rules alone, its model alone, and the v1 p
 first version), all in this one run; with the ``embeddings`` extra also ``with_stage`` (what a deployment
 running the model stage alerts on: the inline tier OR the crisis second look) and ``second_look`` alone.
 ``--previous ROOT`` adds the previous version's detector, imported from another checkout in a second process
-over the same sets and bootstrap. Throughput: median of 5 timed passes, caches emptied each pass.
+over the same sets and bootstrap. Every sealed item is also scored as a transcript without punctuation
+(``as_transcript``), and the 306 real user turns of the ratings data give an everyday alert rate. Throughput: median
+of 5 timed passes, caches emptied each pass.
 """
 
 from __future__ import annotations
