@@ -30,8 +30,8 @@ first version), all in this one run; with the ``embeddings`` extra also ``with_s
 running the model stage alerts on: the inline tier OR the crisis second look) and ``second_look`` alone.
 ``--previous ROOT`` adds the previous version's detector, imported from another checkout in a second process
 over the same sets and bootstrap. Every sealed item is also scored as a transcript without punctuation
-(``as_transcript``), and the 306 real user turns of the ratings data give an everyday alert rate. Throughput: median
-of 5 timed passes, caches emptied each pass.
+(``as_transcript``) and with single-letter typos (``with_typos``), and the 306 real user turns of the ratings data
+give an everyday alert rate. Throughput: median of 5 timed passes, caches emptied each pass.
 """
 
 from __future__ import annotations
@@ -191,6 +191,37 @@ def precision(pos: Sequence[bool], neg: Sequence[bool]) -> dict[str, Any]:
 HEADLINE = "with_stage" if _LOOK is not None else "current"
 
 
+_KEYS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_NEIGHBOURS = {
+    c: "".join(row[j] for j in (i - 1, i + 1) if 0 <= j < len(row)) for row in _KEYS for i, c in enumerate(row)
+}
+
+
+def with_typos(text: str, rate: float = 0.3) -> str:
+    """``text`` with single-letter typos, as a fast typist on a phone makes them: each word of five or more letters
+    gets one with probability ``rate`` (a letter dropped, doubled, swapped with the next, or replaced by a keyboard
+    neighbour), never the first letter. Seeded by the text: the same item always gets the same typos. These are the
+    edits the typo repair can undo (one edit, first letter kept): read the figures as its best case, not as real
+    misspelling ("sewer slide", "kil my self"), which it does not address."""
+    rng = random.Random(hashlib.sha256(text.encode()).hexdigest())
+
+    def one(m: re.Match[str]) -> str:
+        w = m.group()
+        if rng.random() >= rate:
+            return w
+        i, kind = rng.randrange(1, len(w) - 1), rng.randrange(4)
+        if kind == 0:
+            return w[:i] + w[i + 1 :]
+        if kind == 1:
+            return w[:i] + w[i] + w[i:]
+        if kind == 2:
+            return w[:i] + w[i + 1] + w[i] + w[i + 2 :]
+        near = _NEIGHBOURS.get(w[i].lower(), "")
+        return w[:i] + (rng.choice(near) if near else w[i]) + w[i + 1 :]
+
+    return re.sub(r"[A-Za-z]{5,}", one, text)
+
+
 def as_transcript(text: str) -> str:
     """The words of ``text`` as a speech-to-text engine that does not punctuate renders them: lower case, no
     punctuation but apostrophes. Voice deployments send turns like this (some engines punctuate, some do not); the
@@ -206,7 +237,7 @@ def sealed(splits: Iterable[str]) -> dict[str, Any]:
             rows = load_jsonl(EVAL_DIR / f"{split}.jsonl")
         else:
             rows = [d for d in items if crisis_split(d["text"]) == split]
-        prefetch(t for d in rows for t in (d["text"], as_transcript(d["text"])))
+        prefetch(t for d in rows for t in (d["text"], as_transcript(d["text"]), with_typos(d["text"])))
         pos = [d for d in rows if d["label"] == "crisis"]
         neg = [d for d in rows if d["label"] == "none"]
         res: dict[str, Any] = {"n_crisis": len(pos), "n_none": len(neg)}
@@ -226,6 +257,14 @@ def sealed(splits: Iterable[str]) -> dict[str, Any]:
                     "recall_critical_high": rate([v[1] for v in tp]),
                     "fpr_any": rate([v[0] for v in tn]),
                     "flips": sum(a[0] != b[0] for a, b in zip(vp + vn, tp + tn, strict=True)),
+                }
+                yp = [fn(with_typos(d["text"])) for d in pos]
+                yn = [fn(with_typos(d["text"])) for d in neg]
+                r["with_typos"] = {
+                    "recall_any": rate([v[0] for v in yp]),
+                    "recall_critical_high": rate([v[1] for v in yp]),
+                    "fpr_any": rate([v[0] for v in yn]),
+                    "flips": sum(a[0] != b[0] for a, b in zip(vp + vn, yp + yn, strict=True)),
                 }
             if name == HEADLINE:
                 r["by_category"] = _groups(pos, [v[0] for v in vp], "category")
@@ -498,29 +537,31 @@ def _print(doc: dict[str, Any], errors: bool) -> None:
                 f"  FPR {_fmt(r['fpr_any'])}"
             )
         for name in (HEADLINE, "current"):
-            t = res[name].get("as_transcript")
-            if t is not None:
-                print(
-                    f"  {name:<11} as a transcript without punctuation: recall(any) {_fmt(t['recall_any'])}  "
-                    f"recall(crit+high) {_fmt(t['recall_critical_high'])}  FPR {_fmt(t['fpr_any'])}  "
-                    f"alerts that change: {t['flips']}"
-                )
+            for key, what in (("as_transcript", "as a transcript without punctuation"), ("with_typos", "with typos")):
+                t = res[name].get(key)
+                if t is not None:
+                    print(
+                        f"  {name:<11} {what}: recall(any) {_fmt(t['recall_any'])}  "
+                        f"recall(crit+high) {_fmt(t['recall_critical_high'])}  FPR {_fmt(t['fpr_any'])}  "
+                        f"alerts that change: {t['flips']}"
+                    )
         if prev is not None and split in prev["sealed"]:
             for name in ("current", "with_stage"):
                 r = prev["sealed"][split].get(name)
                 if r is None:
                     continue
-                t = r.get("as_transcript")
                 print(
                     f"  previous {name:<10} recall(any) {_fmt(r['recall_any'])}  recall(crit+high) "
                     f"{_fmt(r['recall_critical_high'])}  FPR {_fmt(r['fpr_any'])}  ({prev['label']})"
-                    + (
-                        f"\n    as a transcript: recall(any) {_fmt(t['recall_any'])}  FPR {_fmt(t['fpr_any'])}  "
-                        f"alerts that change: {t['flips']}"
-                        if t
-                        else ""
-                    )
                 )
+                for key, what in (("as_transcript", "as a transcript"), ("with_typos", "with typos")):
+                    t = r.get(key)
+                    if t:
+                        print(
+                            f"    {what}: recall(any) {_fmt(t['recall_any'])}  recall(crit+high) "
+                            f"{_fmt(t['recall_critical_high'])}  FPR {_fmt(t['fpr_any'])}  "
+                            f"alerts that change: {t['flips']}"
+                        )
         cur = res[HEADLINE]
         for title, key in (
             ("recall by category (any / crit+high)", "by_category"),

@@ -38,16 +38,46 @@ from crisis_eval import LATER_SEALED, crisis_split, load_jsonl  # noqa: E402  (t
 
 from scorers.safety._model import features  # noqa: E402
 from scorers.safety._normalise import normalise  # noqa: E402
+from scorers.safety._spelling import lexicon_words, reload_lexicon  # noqa: E402
 
 TRAIN_DIR = ROOT / "tests" / "data" / "crisis_train"
 EVAL_ITEMS = ROOT / "tests" / "data" / "crisis_eval" / "items.jsonl"
 OUT = ROOT / "scorers" / "safety" / "crisis_model.json"
-VERSION = "crisis-ngram-concept-lr@1.5"
+LEXICON = ROOT / "scorers" / "safety" / "spelling_lexicon.txt"
+VERSION = "crisis-ngram-concept-lr@1.6"
 
 
 def training_data() -> tuple[list[str], np.ndarray, dict[str, int]]:
     texts, labels, _writers, per_file = training_rows()
     return texts, labels, per_file
+
+
+def raw_training_texts() -> list[str]:
+    """The training texts as written (the rows ``training_rows`` keeps, before normalisation)."""
+    eval_texts = {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS)}
+    for sealed in LATER_SEALED:
+        eval_texts |= {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS.with_name(f"{sealed}.jsonl"))}
+    seen: set[str] = set()
+    out: list[str] = []
+    for path in sorted(TRAIN_DIR.glob("*.jsonl")):
+        for d in load_jsonl(path):
+            key = d["text"].strip().lower()
+            if key not in eval_texts and key not in seen:
+                seen.add(key)
+                out.append(d["text"])
+    return out
+
+
+def _write_lexicon(dry_run: bool) -> None:
+    """The typo repair's lexicon (``scorers/safety/_spelling.py``) from the raw training texts, written before the
+    texts are normalised for training (normalisation reads it), so retraining reproduces it and the weights."""
+    words = lexicon_words(raw_training_texts())
+    body = "# words seen at least twice in tests/data/crisis_train (bench/train_crisis_model.py)\n" + "\n".join(words)
+    print(f"spelling lexicon: {len(words)} words")
+    if not dry_run:
+        LEXICON.write_text(body + "\n", encoding="utf-8")
+        reload_lexicon()
+        normalise.cache_clear()
 
 
 def training_rows() -> tuple[list[str], np.ndarray, np.ndarray, dict[str, int]]:
@@ -117,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args(argv)
 
+    _write_lexicon(args.dry_run)
     texts, y, writers, per_file = training_rows()
     feats = [features(t) for t in texts]
     df: dict[str, int] = {}

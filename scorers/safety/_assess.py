@@ -36,7 +36,8 @@ _FAREWELL_FRAMES = frozenset(
     {"preparatory_act", "phrase:suicidal_ideation_direct", "phrase:suicidal_ideation_indirect"}
 )
 #: Bumped when rules, frames or the model change; carried in every crisis alert with the model's version.
-RULES_VERSION = "crisis-rules@2.6"
+#: 2.7: the input's single-letter typos are repaired before any rule reads it (``_spelling``).
+RULES_VERSION = "crisis-rules@2.7"
 
 
 def detector_version() -> str:

@@ -3,7 +3,8 @@
 Patterns are written once against a canonical form instead of spelling out every variant in every
 pattern: lower case, ASCII apostrophes and quotes, single spaces, and the common contractions and
 chat spellings folded to one form ("im", "I am" -> "i'm"; "dont", "do not" -> "don't"; "wanna" ->
-"want to"). Matching evidence is therefore reported in this normalised form.
+"want to"), and single-letter typos of the detector's words repaired ("sucide" -> "suicide", :mod:`._spelling`).
+Matching evidence is therefore reported in this normalised form.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from functools import lru_cache
 
 from .._text import trie_pattern
+from ._spelling import repair_typos
 
 _TRANSLATE = str.maketrans(
     {
@@ -95,10 +97,11 @@ def _canon(m: re.Match[str]) -> str:
 
 @lru_cache(maxsize=8192)
 def normalise(text: str) -> str:
-    """Lower-case, fold apostrophes/quotes/dashes, collapse whitespace, canonicalise contractions.
+    """Lower-case, fold apostrophes/quotes/dashes, collapse whitespace, canonicalise contractions, repair
+    single-letter typos of words the detector knows (:mod:`._spelling`).
 
     Cached: a reply is normalised for the resource and harm detectors, and again by the checklist at close.
     """
     t = text.lower().translate(_TRANSLATE)
     t = " ".join(t.split())
-    return _CANON_RX.sub(_canon, t)
+    return repair_typos(_CANON_RX.sub(_canon, t))
