@@ -250,22 +250,15 @@ def sealed(splits: Iterable[str]) -> dict[str, Any]:
                 "fpr_any": rate([v[0] for v in vn]),
             }
             if name in (HEADLINE, "current"):
-                tp = [fn(as_transcript(d["text"])) for d in pos]
-                tn = [fn(as_transcript(d["text"])) for d in neg]
-                r["as_transcript"] = {
-                    "recall_any": rate([v[0] for v in tp]),
-                    "recall_critical_high": rate([v[1] for v in tp]),
-                    "fpr_any": rate([v[0] for v in tn]),
-                    "flips": sum(a[0] != b[0] for a, b in zip(vp + vn, tp + tn, strict=True)),
-                }
-                yp = [fn(with_typos(d["text"])) for d in pos]
-                yn = [fn(with_typos(d["text"])) for d in neg]
-                r["with_typos"] = {
-                    "recall_any": rate([v[0] for v in yp]),
-                    "recall_critical_high": rate([v[1] for v in yp]),
-                    "fpr_any": rate([v[0] for v in yn]),
-                    "flips": sum(a[0] != b[0] for a, b in zip(vp + vn, yp + yn, strict=True)),
-                }
+                for key, render in (("as_transcript", as_transcript), ("with_typos", with_typos)):
+                    rp = [fn(render(d["text"])) for d in pos]
+                    rn = [fn(render(d["text"])) for d in neg]
+                    r[key] = {
+                        "recall_any": rate([v[0] for v in rp]),
+                        "recall_critical_high": rate([v[1] for v in rp]),
+                        "fpr_any": rate([v[0] for v in rn]),
+                        "flips": sum(a[0] != b[0] for a, b in zip(vp + vn, rp + rn, strict=True)),
+                    }
             if name == HEADLINE:
                 r["by_category"] = _groups(pos, [v[0] for v in vp], "category")
                 r["by_category_critical_high"] = _groups(pos, [v[1] for v in vp], "category")
