@@ -42,7 +42,7 @@ _NAME_OF = concept_class_names()
 #: Words only: punctuation is not a feature. The writer agents who wrote the training data end 60% of their crises
 #: with "." (31% of negatives) and put "?" in 11% (25%): model 1.4, which counted punctuation, learned "." at the
 #: end as crisis evidence (+4.6) and "?" as safety (-3.4), so the same words scored differently as typed and as a
-#: speech-to-text transcript without punctuation (docs/safety-detection.md, "Inline model 1.5").
+#: speech-to-text transcript without punctuation (docs/safety-detection.md, "Punctuation is not evidence").
 _TOKEN = re.compile(r"[a-z0-9']+")
 
 

@@ -3,7 +3,8 @@
 Why: the phrase rules, the concept frames and the inline model all match words, and one wrong letter hid a
 disclosure. With one typo in about a third of the longer words of the dev split's crises ("sucide", "wishign",
 "bruied"), inline alerts fell from 208 to 180 of 222 and critical+high from 201 to 159 (docs/safety-detection.md,
-"Typos"). People in distress type fast, on phones, at night.
+"How crisis detection works", item 0). People in distress type fast, on phones, at night. A change here is a
+change of the crisis rules' version (``_assess.RULES_VERSION``; 2.7 introduced the repair).
 
 What it does: a word of four or more letters that is neither English nor in the detector's lexicon is replaced by
 the lexicon word one edit away (Damerau: a letter dropped, added, changed, or two neighbours swapped), the most
@@ -28,9 +29,6 @@ import re
 from importlib import resources
 
 from symspellpy import SymSpell, Verbosity
-
-#: Bumped when the lexicon or the rules of repair change; part of the crisis rules' version.
-SPELLING_VERSION = "typo-repair@1"
 
 #: The symspellpy data file the English word list comes from (checked at load: a clear error if a release drops it).
 _ENGLISH_FILE = "frequency_dictionary_en_82_765.txt"
@@ -82,8 +80,8 @@ _REPAIR: _Repair | None = None
 
 
 def _repair() -> _Repair:
-    """The loaded word lists (~0.1 s once). A module global, not an lru_cache: benches empty every cache of the
-    scorers between passes to time new text, and this is loading, not a per-text result."""
+    """The loaded word lists (61 ms and 16 MB, once). A module global, not an lru_cache: benches empty every cache
+    of the scorers between passes to time new text, and this is loading, not a per-text result."""
     global _REPAIR
     if _REPAIR is None:
         _REPAIR = _Repair()
