@@ -52,20 +52,35 @@ def training_data() -> tuple[list[str], np.ndarray, dict[str, int]]:
     return texts, labels, per_file
 
 
-def raw_training_texts() -> list[str]:
-    """The training texts as written (the rows ``training_rows`` keeps, before normalisation)."""
+def _kept_rows() -> tuple[list[tuple[str, dict[str, Any]]], dict[str, int]]:
+    """(writer, row) of every training row kept, and the rows per file: a text also in a sealed set is dropped and
+    counted, a repeated text kept once. The one filter ``training_rows`` and ``raw_training_texts`` share."""
     eval_texts = {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS)}
     for sealed in LATER_SEALED:
         eval_texts |= {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS.with_name(f"{sealed}.jsonl"))}
+    kept: list[tuple[str, dict[str, Any]]] = []
+    per_file: dict[str, int] = {}
     seen: set[str] = set()
-    out: list[str] = []
+    dropped = 0
     for path in sorted(TRAIN_DIR.glob("*.jsonl")):
-        for d in load_jsonl(path):
+        rows = load_jsonl(path)
+        per_file[path.name] = len(rows)
+        for d in rows:
             key = d["text"].strip().lower()
-            if key not in eval_texts and key not in seen:
-                seen.add(key)
-                out.append(d["text"])
-    return out
+            if key in eval_texts:
+                dropped += 1  # written independently, but the same sentence: it stays evaluation data only
+                continue
+            if key in seen:
+                continue
+            seen.add(key)
+            kept.append((path.stem, d))
+    per_file["dropped_as_in_eval_set"] = dropped
+    return kept, per_file
+
+
+def raw_training_texts() -> list[str]:
+    """The training texts as written (the rows ``training_rows`` keeps, before normalisation)."""
+    return [d["text"] for _, d in _kept_rows()[0]]
 
 
 def _write_lexicon(dry_run: bool) -> None:
@@ -81,33 +96,12 @@ def _write_lexicon(dry_run: bool) -> None:
 
 
 def training_rows() -> tuple[list[str], np.ndarray, np.ndarray, dict[str, int]]:
-    """Normalised training texts, labels, each text's writer (its file's stem) and the rows per file; a text
-    also in a sealed set is dropped and counted, a repeated text kept once."""
-    eval_texts = {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS)}
-    for sealed in LATER_SEALED:
-        eval_texts |= {d["text"].strip().lower() for d in load_jsonl(EVAL_ITEMS.with_name(f"{sealed}.jsonl"))}
-    texts: list[str] = []
-    labels: list[int] = []
-    writers: list[str] = []
-    per_file: dict[str, int] = {}
-    seen: set[str] = set()
-    dropped = 0
-    for path in sorted(TRAIN_DIR.glob("*.jsonl")):
-        rows = load_jsonl(path)
-        per_file[path.name] = len(rows)
-        for d in rows:
-            key = d["text"].strip().lower()
-            if key in eval_texts:
-                dropped += 1  # written independently, but the same sentence: it stays evaluation data only
-                continue
-            if key in seen:
-                continue
-            seen.add(key)
-            texts.append(normalise(d["text"]))
-            labels.append(1 if d["label"] == "crisis" else 0)
-            writers.append(path.stem)
-    per_file["dropped_as_in_eval_set"] = dropped
-    return texts, np.array(labels), np.array(writers), per_file
+    """Normalised training texts, labels, each text's writer (its file's stem), rows per file (``_kept_rows``)."""
+    kept, per_file = _kept_rows()
+    texts = [normalise(d["text"]) for _, d in kept]
+    labels = np.array([1 if d["label"] == "crisis" else 0 for _, d in kept])
+    writers = np.array([w for w, _ in kept])
+    return texts, labels, writers, per_file
 
 
 def matrix(feats: list[set[str]], vocab: dict[str, int]) -> csr_matrix:
