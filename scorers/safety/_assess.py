@@ -37,7 +37,8 @@ _FAREWELL_FRAMES = frozenset(
 )
 #: Bumped when rules, frames or the model change; carried in every crisis alert with the model's version.
 #: 2.7: the input's single-letter typos are repaired before any rule reads it (``_spelling``).
-RULES_VERSION = "crisis-rules@2.7"
+#: 2.8: second-language and dialect grammar is read as its standard form (``_normalise._GRAMMAR``).
+RULES_VERSION = "crisis-rules@2.8"
 
 
 def detector_version() -> str:

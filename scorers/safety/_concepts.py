@@ -64,6 +64,7 @@ _THIRD = _rx(
     r"guys|grandad|grandpa|grandma|nan|uncle|aunt|cousin|trespasser|passenger|stranger|coworkers?|colleagues?|"
     r"classmates?|flatmates?|roommates?|"
     r"(?:a|the) (?:man|woman|guy|girl|boy|kid|person|customer|teen|teenager)|"
+    r"the (?:doctor|nurse|surgeon|dentist|vet|gp|specialist|pharmacist|dermatologist|paramedic|midwife|physio)|"
     # "my" + a person (not "my house", "my drawer", "my shift": those are still the user's own sentence)
     r"my (?:ex|ex-\w+|boss|teacher|therapist|counsel+or|doctor|gp|nurse|bestie|bff|bf|gf|neighbou?rs?|landlord|"
     r"manager|coach|pastor|priest|vicar|imam|rabbi|niece|nephew|step\w+|grand\w+|kids?|child|children|babies|baby|"
@@ -157,6 +158,9 @@ _DEATH_SELF = _rx(
     r"end(?:ing)? (?:my ?self|me)|finish(?:ing)? (?:my ?self|me) off|off(?:ing)? my ?self|top(?:ping)? my ?self|"
     r"end(?:ing)? my (?:own )?life|tak(?:e|ing) my (?:own )?life|my (?:own )?(?:suicide|death|funeral)|"
     r"finish(?:ing)? my (?:own )?life|do(?:ing)? myself in|end(?:ing)? myself|"
+    # second-language wording of the same act ("finish with my life", "take off my own life", "stop my life")
+    r"finish(?:ing)? with my (?:own )?life|tak(?:e|ing) (?:off|away) my (?:own )?life|"
+    r"stop(?:ping)? my (?:own )?life(?! from| going| being| falling| getting| turning)|"
     r"(?:i'm|im|i am|been|feel|feeling|felt|get|getting) (?:so |really |very |pretty |kinda |a bit |"
     r"a little )?sui?ci?d(?:al|ial)|sui thoughts|suicidal thoughts|thoughts of suicide|"
     r"suicidal (?:ideation|urges|feelings|thinking)|suicide (?:thoughts|urges)|s\*(?:icid|uicid)\w*|su\*cid\w*|"
@@ -216,8 +220,9 @@ _DEATH = _rx(
 # Passive death wished for or welcomed, the user as its object ("if a bus hit me tmrw i'd be relieved").
 _PASSIVE_DEATH = _rx(
     r"(?:car|bus|truck|lorry|train|wave|tide|something|the sea|cancer) (?:\w+ )?(?:hit|hits|took|takes|"
-    r"carrying|carries|carried) me|(?:god|the lord|the good lord|the universe|he|death) (?:\w+ )?(?:took|takes|"
-    r"would take|wants to take|to take) me|lights? (?:to )?go(?:es)? out (?:for good|forever)|"
+    r"carrying|carries|carried) me|(?:god|allah|jesus|the lord|the good lord|the universe|he|death) (?:\w+ )?"
+    r"(?:took|takes|would take|wants to take|to take|is calling|calls|to call) me|"
+    r"lights? (?:to )?go(?:es)? out (?:for good|forever)|"
     r"(?:not|never|don't|dont|didn't) (?:come|get) (?:back|up)(?: from it| again)?|"
     r"close my eyes for the (?:last|final) time|(?:tonight|today) (?:was|is|were|would be) my last|"
     r"(?:disappointed|sad|annoyed|upset|angry) (?:that )?i (?:woke|wake|still wake) up|"
@@ -598,7 +603,8 @@ _ACTIVITY = _rx(
     r"trail|scenic|the view|views|"
     r"photos?|pictures|tourist|sightseeing|bungee|skydiv\w*|parachute|diving|dive|swim(?:ming)? (?:lessons|"
     r"practice|club|laps)|pool|beach|surf\w*|kayak\w*|fishing|hunt\w*|deer|range|target|clay|cook\w*|chopp\w*|"
-    r"kitchen|recipe|dinner|onions?|chef|bak\w*|steak|garden\w*|weeds?|lawn|hedge|rope ladder|tire swing|"
+    r"kitchen|recipe|dinner|onions?|chef|bak\w*|steak|garden\w*|weeds?|lawn|hedge|rope ladder|"
+    r"rope swing|ropes? course|rope bridge|tire swing|"
     r"tyre swing|construction|scaffold\w*|roofer|roofing|electrician|commute|train (?:to|from|station|was|is)|"
     r"late for|delayed|crossfit|gym|jump rope|skipping rope|parkour|trampoline|long jump|high jump|ski\w*|"
     r"snowboard\w*|pest|rats?|mice|vet|put (?:down|to sleep)|euthanas\w*|headache|migraine|cramps|period|"
@@ -679,7 +685,8 @@ _BENIGN_FAREWELL = re.compile(
     r"letters?)|baby|wedding|"
     r"grandchildren|grandkids|eighteenth|18th|basic training|successor|colleagues|solicitor|wills|"
     r"operation|surgery|replacement|time capsule|estate plan\w*|financial adviser|host family|for good 😭|"
-    r"leaving twitter|going back to|patients|to the team|to my team|to (?:my )?(?:colleagues|coworkers|clients|"
+    r"leaving twitter|going back to|i (?:\w+ ){0,2}?(?:go|went) back (?:to|home)|back home|visa|resign\w*|"
+    r"patients|to the team|to my team|to (?:my )?(?:colleagues|coworkers|clients|"
     r"students|class)|new life|fly out|flying out|retreat|for a while|never (?:play|use|wear|ride)|"
     r"(?:don't|no longer) (?:play|use|need|wear)|"
     r"rehom\w*|new (?:family|owners?)|adopt\w*|birthday|nephew|niece|arthritis|starting lessons|"
@@ -1048,11 +1055,20 @@ def guarded_windows(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _idiom_over(win: str, evidence: str) -> bool:
+    """An idiom's match starts the evidence ("killing myself studying"); one after it ("wish i was dead lol")
+    does not count: there the idiom only closes the disclosure."""
+    a = win.index(evidence)
+    return any(m.start() <= a < m.end() for m in _IDIOM.finditer(win))
+
+
 def phrase_allowed(text: str, evidence: str, cssrs: str) -> bool:
     """Apply the concept layer's window guards to a phrase-rule hit (its evidence must sit in a kept window)."""
     wins = [w for w in guarded_windows(text) if evidence in w]
     if not wins:
         return False
+    if evidence != "kms" and all(_idiom_over(w, evidence) for w in wins):
+        return False  # "i'm killing myself studying": the idiom the frames already drop
     if cssrs == "preparatory" and (_GRIEF.search(text) or _BENIGN_FAREWELL.search(text)):
         return False
     if cssrs == "danger_from_others" and _IDIOM.search(text):
