@@ -65,3 +65,29 @@ def test_a_hyperbolic_idiom_drops_the_phrase_rule_too() -> None:
     # "killing myself studying" was already an idiom to the frames; the phrase rule now agrees.
     assert assess_crisis("i'm killing myself studying for the anatomy exam").severity is None
     assert assess_crisis("lowkey wish i was dead lol").severity in ("critical", "high")  # an idiom after it
+
+
+def _all_texts() -> list[str]:
+    import json
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parent / "data"
+    files = [*sorted((data / "crisis_eval").glob("*.jsonl")), *sorted((data / "crisis_train").glob("*.jsonl"))]
+    rows = [json.loads(line) for f in files for line in f.read_text().splitlines() if line.strip()]
+    return [t for d in rows for t in ([d["text"]] if "text" in d else d["turns"])]
+
+
+def test_the_substring_checks_before_each_rewrite_are_lossless() -> None:
+    """A rewrite runs only when one of its literal substrings is in the text (a speed-up): on every sealed and
+    training text, wherever a rewrite's pattern matches, one of its substrings is there."""
+    from scorers.safety import _normalise as n
+
+    for text in _all_texts():
+        t = " ".join(text.lower().translate(n._TRANSLATE).split())
+        t = n.repair_typos(n._CANON_RX.sub(n._canon, t))
+        for needles, rx, repl in n._GRAMMAR:
+            if rx.search(t):
+                assert any(x in t for x in needles), (rx.pattern[:40], text)
+            t = rx.sub(repl, t)
+        if n._REVEAL.search(t):
+            assert any(x in t for x in n._REVEAL_NEEDLES), text

@@ -38,7 +38,8 @@ _FAREWELL_FRAMES = frozenset(
 #: Bumped when rules, frames or the model change; carried in every crisis alert with the model's version.
 #: 2.7: the input's single-letter typos are repaired before any rule reads it (``_spelling``).
 #: 2.8: second-language and dialect grammar is read as its standard form (``_normalise._GRAMMAR``).
-RULES_VERSION = "crisis-rules@2.8"
+#: 2.9: a distanced disclosure the user says is theirs is read as theirs (``_normalise._self_reference``).
+RULES_VERSION = "crisis-rules@2.9"
 
 
 def detector_version() -> str:

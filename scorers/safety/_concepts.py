@@ -28,6 +28,7 @@ from schemas import Severity
 from ._context import _ACCIDENT, _DELIBERATE
 from ._engine import SEVERITY_RANK
 from ._gate import Gate
+from ._normalise import revealed
 
 #: C-SSRS categories, most urgent first (the order alerts list them in).
 CSSRS_CATEGORIES: tuple[str, ...] = (
@@ -410,7 +411,8 @@ _PREP_ACT = _rx(
     r"many|which|how much|how long|how high|what to take|the best way|ways to|suicide methods|methods|lethal "
     r"doses?|overdos\w*)|"
     # pills gathered covertly, or from several chemists
-    r"(?:every|different|several|three|two|four|a few|other|multiple) (?:chemists?|pharmac\w+)|"
+    r"(?:every|each) (?:chemist|pharmacy)|(?:different|several|three|two|four|a few|other|multiple) (?:chemists|"
+    r"pharmacies)|"
     r"chemists? (?:don't|that don't|won't) (?:limit|ask)|without (?:the pharmacist|the chemist) (?:asking|noticing)|"
     r"(?:saving|saved|collecting|collected|stockpil\w+|hoarding|hoarded|hiding|hid|squirrel\w*) (?:up )?(?:\w+ )?"
     r"(?:pills|tablets|meds|them) (?:\w+ ){0,3}?(?:for|in|under|inside|behind|now|away)"
@@ -685,7 +687,8 @@ _BENIGN_FAREWELL = re.compile(
     r"letters?)|baby|wedding|"
     r"grandchildren|grandkids|eighteenth|18th|basic training|successor|colleagues|solicitor|wills|"
     r"operation|surgery|replacement|time capsule|estate plan\w*|financial adviser|host family|for good 😭|"
-    r"leaving twitter|going back to|i (?:\w+ ){0,2}?(?:go|went) back (?:to|home)|back home|visa|resign\w*|"
+    r"leaving twitter|while (?:i'm|we're|i am|we are) away|(?:house|pet|dog|cat) ?sitter|handover|going back to|"
+    r"i (?:\w+ ){0,2}?(?:go|went) back (?:to|home)|back home|visa|resign\w*|"
     r"patients|to the team|to my team|to (?:my )?(?:colleagues|coworkers|clients|"
     r"students|class)|new life|fly out|flying out|retreat|for a while|never (?:play|use|wear|ride)|"
     r"(?:don't|no longer) (?:play|use|need|wear)|"
@@ -1020,8 +1023,17 @@ def _acted_before(win: str, end: int) -> bool:
     return bool(taken and _DRUG_QTY.search(head) and _mine(head, taken) and not _negated(head, taken))
 
 
+#: The user's own act told inside a request for a poem or song ("a poem about the night i tried to die",
+#: "about the scars on my arms, i did more tonight"): the piece is about them, not media.
+_OWN_ACT = re.compile(
+    r"\b(?:i|i've|i'd) (?:\w+ ){0,2}?(?:tried|attempted|overdosed|did more|did it again|cut again|cut myself)\b"
+)
+
+
 def _story(win: str) -> bool:
-    return (_MEDIA.search(win) is not None and not _DEATH_SELF.search(win)) or _GAME.search(win) is not None
+    return (
+        _MEDIA.search(win) is not None and not _DEATH_SELF.search(win) and not _OWN_ACT.search(win)
+    ) or _GAME.search(win) is not None
 
 
 #: A death in a video game ("killed myself in fortnite", "respawn"): the character's, even with "myself".
@@ -1046,7 +1058,7 @@ def guarded_windows(text: str) -> tuple[str, ...]:
     on = gate(text)
     if _screened(text, on):
         return ()
-    deny, story, game = "_DENY" in on, "_MEDIA" in on, "_GAME" in on
+    deny, story, game = "_DENY" in on, "_MEDIA" in on and not revealed(text), "_GAME" in on
     for _, win in windows(text):
         denied = deny and _denied(win)
         if not (denied or after_denial or ((story or game) and _story(win))):
