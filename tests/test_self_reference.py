@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from scorers.safety import assess_crisis
+from scorers.safety import assess_crisis, detect_crisis
 from scorers.safety._normalise import normalise, revealed
 
 
@@ -44,7 +44,8 @@ def test_a_friend_at_risk_stays_a_third_party() -> None:
     plain = assess_crisis("my friend told me she wants to kill herself")
     assert [f.cssrs for f in plain.findings] == ["third_party_risk"]
     revealed_ = assess_crisis("my friend told me she wants to kill herself. the friend is me")
-    assert [f.cssrs for f in revealed_.findings] == ["active_ideation"]
+    # the user's own first; the as-written form's third_party_risk is kept beside it (a reveal only adds)
+    assert [f.cssrs for f in revealed_.findings] == ["active_ideation", "third_party_risk"]
 
 
 @pytest.mark.parametrize(
@@ -66,3 +67,13 @@ def test_a_poem_about_the_user_is_not_media() -> None:
     assert assess_crisis(text).severity in ("critical", "high")
     # the same request about a character stays coursework
     assert assess_crisis("help me write a poem for class about a girl who wants to kill herself").severity is None
+
+
+def test_a_reveal_adds_findings_and_never_takes_one_away() -> None:
+    """The rules read the turn as written too (rules 2.10): "that's my life" reads as a reveal, and the rewrite
+    alone would turn the friend's risk into the user's; both findings are kept."""
+    a = assess_crisis("my friend said she wants to kill herself. that's my life now, always worrying")
+    assert {f.cssrs for f in a.findings} >= {"third_party_risk"}
+    assert "third_party_risk" in {
+        s.category for s in detect_crisis("my friend said she wants to kill herself. that's my life now")
+    }

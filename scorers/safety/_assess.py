@@ -28,9 +28,8 @@ from schemas import Severity
 
 from .._text import function_word_hits, script_shares, tokens
 from ._concepts import Finding, anchor_finding, conversation_finding, turn_cues
-from ._crisis import rule_findings
+from ._crisis import both_forms, merge_findings, rule_findings
 from ._model import crisis_probability, model
-from ._normalise import normalise
 
 _FAREWELL_FRAMES = frozenset(
     {"preparatory_act", "phrase:suicidal_ideation_direct", "phrase:suicidal_ideation_indirect"}
@@ -39,7 +38,8 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.7: the input's single-letter typos are repaired before any rule reads it (``_spelling``).
 #: 2.8: second-language and dialect grammar is read as its standard form (``_normalise._GRAMMAR``).
 #: 2.9: a distanced disclosure the user says is theirs is read as theirs (``_normalise._self_reference``).
-RULES_VERSION = "crisis-rules@2.9"
+#: 2.10: the rules also read the turn as written and keep every finding of either form (a reveal only adds).
+RULES_VERSION = "crisis-rules@2.10"
 
 
 def detector_version() -> str:
@@ -143,14 +143,15 @@ def assess_crisis(text: str, prior_cues: frozenset[str] = frozenset()) -> Crisis
 @lru_cache(maxsize=4096)
 def _assess_text(text: str) -> CrisisAssessment:
     """The turn's text alone (no earlier turns): rules, coverage, cue tags, the model's probability."""
-    norm = normalise(text)
-    findings = rule_findings(norm)
+    forms = both_forms(text)  # normalised, and as written when a reveal rewrote it: either form's finding counts
+    findings = merge_findings(*(rule_findings(norm) for norm in forms))
     covered, language = coverage(text)
-    cues = turn_cues(norm)
+    cues = frozenset().union(*(turn_cues(norm) for norm in forms))
     m = model()
     probability = round(crisis_probability(text), 4)
     if not findings and probability >= m.confirm:
-        confirmed = anchor_finding(norm)  # the model supplies the combination the frames did not find
+        # the model supplies the combination the frames did not find
+        confirmed = next((f for f in map(anchor_finding, forms) if f is not None), None)
         if confirmed is not None:
             findings = (confirmed,)
     return CrisisAssessment(

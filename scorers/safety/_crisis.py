@@ -39,7 +39,7 @@ from ._context import (
 )
 from ._engine import SEVERITY_RANK, Rule, RuleSet, to_signals
 from ._lexicon import DRUG_CUES, MACROS, REL
-from ._normalise import normalise
+from ._normalise import normalise, normalise_as_written
 
 DIRECT = "suicidal_ideation_direct"
 INDIRECT = "suicidal_ideation_indirect"
@@ -497,6 +497,22 @@ def _phrase_hits(text: str) -> tuple[tuple[Signal, str], ...]:
 
 
 @lru_cache(maxsize=4096)
+def both_forms(text: str) -> tuple[str, ...]:
+    """The turn normalised, and as written too when the self-reference rewrite changed it."""
+    norm, written = normalise(text), normalise_as_written(text)
+    return (norm,) if norm == written else (norm, written)
+
+
+def merge_findings(*groups: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """One Finding per category, the most severe of any group (the first group wins a tie), most severe first."""
+    best: dict[str, Finding] = {}
+    for group in groups:
+        for f in group:
+            if f.cssrs not in best or _RANK[f.severity] > _RANK[best[f.cssrs].severity]:
+                best[f.cssrs] = f
+    return tuple(sorted(best.values(), key=lambda f: -_RANK[f.severity]))
+
+
 def rule_findings(text: str) -> tuple[Finding, ...]:
     """Phrase rules and concept frames over a normalised text: one Finding per C-SSRS category (or the
     non-C-SSRS ``danger_from_others`` / ``third_party_risk``), most severe first."""
@@ -528,12 +544,16 @@ def detect_crisis(text: str) -> list[Signal]:
 def _crisis_signals(text: str) -> tuple[Signal, ...]:
     """Cached per text (Signals are frozen): a crisis turn is scanned on arrival, when the reply answers
     it, and twice by the checklist at close."""
-    norm = normalise(text)
-    best: dict[str, Signal] = {sig.category: sig for sig, _ in _phrase_hits(norm)}
-    for f in concept_findings(norm):
-        cat = _LEGACY_OF[f.cssrs]
-        cur = best.get(cat)
-        if cur is None or _RANK[f.severity] > _RANK[cur.severity]:
-            best[cat] = Signal(category=cat, evidence=f.evidence, severity=f.severity)
+    best: dict[str, Signal] = {}
+    for norm in both_forms(text):  # a finding of either form counts (``normalise_as_written``)
+        for sig, _ in _phrase_hits(norm):
+            cur = best.get(sig.category)
+            if cur is None or _RANK[sig.severity] > _RANK[cur.severity]:
+                best[sig.category] = sig
+        for f in concept_findings(norm):
+            cat = _LEGACY_OF[f.cssrs]
+            cur = best.get(cat)
+            if cur is None or _RANK[f.severity] > _RANK[cur.severity]:
+                best[cat] = Signal(category=cat, evidence=f.evidence, severity=f.severity)
     rank = {c: i for i, c in enumerate(CRISIS_CATEGORIES)}
     return tuple(sorted(best.values(), key=lambda s: rank[s.category]))

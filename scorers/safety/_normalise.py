@@ -261,10 +261,19 @@ def revealed(normalised: str) -> bool:
 @lru_cache(maxsize=8192)
 def normalise(text: str) -> str:
     """Lower-case, fold apostrophes/quotes/dashes, collapse whitespace, canonicalise contractions, repair
-    single-letter typos of words the detector knows (:mod:`._spelling`).
+    single-letter typos of words the detector knows (:mod:`._spelling`), read grammar as standard and a
+    distanced disclosure the user says is theirs as theirs (``_self_reference``).
 
     Cached: a reply is normalised for the resource and harm detectors, and again by the checklist at close.
     """
+    return _self_reference(normalise_as_written(text))
+
+
+@lru_cache(maxsize=8192)
+def normalise_as_written(text: str) -> str:
+    """``normalise`` without the self-reference rewrite: the subjects as the user wrote them. The crisis rules
+    read both forms and keep every finding of either, so that a reveal can add a finding and never take one
+    away ("my partner said he will kill me ... that's my life now" stays danger from others)."""
     t = text.lower().translate(_TRANSLATE)
     t = " ".join(t.split())
-    return _self_reference(_grammar(repair_typos(_CANON_RX.sub(_canon, t))))
+    return _grammar(repair_typos(_CANON_RX.sub(_canon, t)))
