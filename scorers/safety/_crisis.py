@@ -516,16 +516,16 @@ def merge_findings(*groups: tuple[Finding, ...]) -> tuple[Finding, ...]:
 def rule_findings(text: str) -> tuple[Finding, ...]:
     """Phrase rules and concept frames over a normalised text: one Finding per C-SSRS category (or the
     non-C-SSRS ``danger_from_others`` / ``third_party_risk``), most severe first."""
-    best: dict[str, Finding] = {}
-    for sig, cat in _phrase_hits(text):
-        sev = "high" if cat in _HIGH_TIER and sig.severity == "critical" else sig.severity
-        f = Finding(cat, sev, sig.evidence, "phrase:" + sig.category)
-        if cat not in best or _RANK[f.severity] > _RANK[best[cat].severity]:
-            best[cat] = f
-    for f in concept_findings(text):
-        if f.cssrs not in best or _RANK[f.severity] > _RANK[best[f.cssrs].severity]:
-            best[f.cssrs] = f
-    return tuple(sorted(best.values(), key=lambda f: -_RANK[f.severity]))
+    phrases = tuple(
+        Finding(
+            cat,
+            "high" if cat in _HIGH_TIER and sig.severity == "critical" else sig.severity,
+            sig.evidence,
+            "phrase:" + sig.category,
+        )
+        for sig, cat in _phrase_hits(text)
+    )
+    return merge_findings(phrases, concept_findings(text))
 
 
 def detect_crisis(text: str) -> list[Signal]:

@@ -206,8 +206,9 @@ _USER_SELF = (
     (re.compile(r"\b(?:your|ur|the) user (keep|want|need|do)s\b"), r"i \1"),
     (re.compile(r"\b(?:your|ur) user\b"), "i"),
     (re.compile(r"\bfrom the user\b"), "from me"),
-    (re.compile(r"\bsomeone like me\b"), "i"),  # last: not a reveal of anything else in the turn
 )
+#: "someone like me" is the user too, but says nothing of the turn's other subjects: not a reveal.
+_SOMEONE_LIKE_ME = re.compile(r"\bsomeone like me\b")
 
 
 #: A substring every reveal holds (the alternatives of ``_REVEAL``, each covered by one of these).
@@ -230,11 +231,11 @@ _REVEAL_NEEDLES = (
 def _self_reference(t: str) -> str:
     told = False  # the user speaking of themself as "your user" reveals the rest as theirs too
     if "user" in t:
-        for rx, repl in _USER_SELF[:-1]:
+        for rx, repl in _USER_SELF:
             t, n = rx.subn(repl, t)
             told = told or n > 0
     if "someone like me" in t:
-        t = _USER_SELF[-1][0].sub(_USER_SELF[-1][1], t)
+        t = _SOMEONE_LIKE_ME.sub("i", t)
     if not told and not any(n in t for n in _REVEAL_NEEDLES):
         return t
     spans = [m.span() for m in _REVEAL.finditer(t)]
