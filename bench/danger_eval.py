@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from crisis_eval import DETECTOR_ROOT_ENV, ROOT, _fmt, as_transcript, load_jsonl, rate  # noqa: E402
+from crisis_eval import DETECTOR_ROOT_ENV, ROOT, _fmt, as_transcript, load_jsonl, rate
 
-from scorers.safety import assess_crisis, detector_version  # noqa: E402
+from scorers.safety import assess_crisis, detector_version
 
 DANGER_DIR = ROOT / "tests" / "data" / "danger_eval"
 DANGER = "danger_from_others"
@@ -140,9 +140,10 @@ def _print(doc: dict[str, Any], errors: bool) -> None:
                 f"  alerts that change: {t['flips']}"
             )
         ad = res["by_category_as_danger"]
-        print("  recall by category (alerted / as danger): " + ", ".join(
-            f"{k} {v['k']}/{v['n']} / {ad[k]['k']}" for k, v in res["by_category"].items()
-        ))
+        print(
+            "  recall by category (alerted / as danger): "
+            + ", ".join(f"{k} {v['k']}/{v['n']} / {ad[k]['k']}" for k, v in res["by_category"].items())
+        )
         for title, key in (
             ("recall by style", "by_style"),
             ("FPR by negative category", "fpr_by_category"),

@@ -39,7 +39,8 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.8: second-language and dialect grammar is read as its standard form (``_normalise._GRAMMAR``).
 #: 2.9: a distanced disclosure the user says is theirs is read as theirs (``_normalise._self_reference``).
 #: 2.10: the rules also read the turn as written and keep every finding of either form (a reveal only adds).
-RULES_VERSION = "crisis-rules@2.10"
+#: 2.11: danger from another person read by concept frames (``_danger``), not phrases alone.
+RULES_VERSION = "crisis-rules@2.11"
 
 
 def detector_version() -> str:

@@ -37,6 +37,7 @@ from ._context import (
     resolved,
     sentence,
 )
+from ._danger import danger_findings
 from ._engine import SEVERITY_RANK, Rule, RuleSet, to_signals
 from ._lexicon import DRUG_CUES, MACROS, REL
 from ._normalise import normalise, normalise_as_written
@@ -513,9 +514,11 @@ def merge_findings(*groups: tuple[Finding, ...]) -> tuple[Finding, ...]:
     return tuple(sorted(best.values(), key=lambda f: -_RANK[f.severity]))
 
 
-def rule_findings(text: str) -> tuple[Finding, ...]:
+def rule_findings(text: str, danger: bool = True) -> tuple[Finding, ...]:
     """Phrase rules and concept frames over a normalised text: one Finding per C-SSRS category (or the
-    non-C-SSRS ``danger_from_others`` / ``third_party_risk``), most severe first."""
+    non-C-SSRS ``danger_from_others`` / ``third_party_risk``), most severe first. ``danger=False`` leaves out the
+    danger-from-others frames (``_danger``, rules 2.11): the inline model's ``k:RULE`` feature was trained
+    without them, so its inputs stay what it learnt from."""
     phrases = tuple(
         Finding(
             cat,
@@ -525,7 +528,7 @@ def rule_findings(text: str) -> tuple[Finding, ...]:
         )
         for sig, cat in _phrase_hits(text)
     )
-    return merge_findings(phrases, concept_findings(text))
+    return merge_findings(phrases, concept_findings(text), danger_findings(text) if danger else ())
 
 
 def detect_crisis(text: str) -> list[Signal]:
@@ -550,8 +553,8 @@ def _crisis_signals(text: str) -> tuple[Signal, ...]:
             cur = best.get(sig.category)
             if cur is None or _RANK[sig.severity] > _RANK[cur.severity]:
                 best[sig.category] = sig
-        for f in concept_findings(norm):
-            cat = _LEGACY_OF[f.cssrs]
+        for f in (*concept_findings(norm), *danger_findings(norm)):
+            cat = DANGER if f.cssrs == DANGER else _LEGACY_OF[f.cssrs]
             cur = best.get(cat)
             if cur is None or _RANK[f.severity] > _RANK[cur.severity]:
                 best[cat] = Signal(category=cat, evidence=f.evidence, severity=f.severity)

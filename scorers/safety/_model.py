@@ -64,7 +64,7 @@ def features(text: str) -> set[str]:
     present = [name for name, rx in CONCEPTS.items() if _NAME_OF[name] in on and rx.search(text)]
     out.update("k:" + n for n in present)
     out.update("k:" + a + "&" + b for a, b in combinations(present, 2))
-    if rule_findings(text):
+    if rule_findings(text, danger=False):
         out.add("k:RULE")
     return out
 
