@@ -172,6 +172,9 @@ class Evaluator:
         cats = sorted({*legacy, *(f.cssrs for f in a.findings)} | ({a.cssrs} if a.cssrs else set()))
         if any(f.frame.startswith("anchor+model:") for f in a.findings):
             cats.append("anchor_model")  # no rule combined it: an anchor concept the model confirmed
+        if a.danger_model_fired and not a.findings and a.conversation is None:
+            # only the danger model: danger from another person, no rule to name it (severity possible)
+            cats = sorted({*cats, "danger_from_others", "model_only"})
         evidence = "; ".join(dict.fromkeys(f.evidence for f in a.findings)) or a.evidence
         return SafetyAlert(
             alert_id=stable_id(
@@ -187,7 +190,8 @@ class Evaluator:
             rubric=self.safety_rubric,
             cssrs_category=a.cssrs,
             detector=a.detector,
-            probability=a.probability,
+            # the probability of the model that fired: the danger model's when it alone raised the alert
+            probability=a.danger_probability if a.danger_model_fired and not a.model_fired else a.probability,
             detector_version=detector_version(),
         )
 

@@ -111,3 +111,28 @@ def test_an_everyday_turn_runs_no_frame() -> None:
     # (a lossless gate runs a frame on some everyday words, e.g. "something" for "something he can't take back")
     assert _DGATE.classes(normalise("Can you suggest a quick recipe for dinner tonight?")) == frozenset()
     assert danger_findings(normalise("Had a lovely walk with my sister today.")) == ()
+
+
+def test_a_danger_model_alert_is_possible_and_named() -> None:
+    from scorers import Evaluator
+    from scorers.safety import detector_version
+    from scorers.safety._danger_model import danger_model
+
+    text = "he went quiet in the kitchen and he only goes quiet before it happens"
+    a = assess_crisis(text)
+    assert not a.findings and not a.model_fired and a.danger_model_fired  # no rule, not the crisis model
+    assert a.alert and not a.crisis  # an alert, but no crisis resource owed by the next reply
+    assert a.severity == "possible" and a.detector == "model" and a.cssrs is None
+    assert a.evidence == f"danger model probability {a.danger_probability:.2f}"
+    (alert,) = [x for x in Evaluator().turn_alerts("c", 0, text) if x.alert_type == "crisis_disclosure"]
+    assert alert.categories == ["danger_from_others", "model_only"] and alert.probability == a.danger_probability
+    assert danger_model().version in detector_version() == alert.detector_version
+
+
+def test_everyday_turns_stay_below_the_danger_threshold() -> None:
+    for text in (
+        "can you help me plan meals for the week",
+        "my sister is visiting this weekend and i need to tidy",
+        "i had a fight with my boyfriend about the dishes, he was annoying",
+    ):
+        assert not assess_crisis(text).danger_model_fired, text

@@ -9,7 +9,8 @@ What a safety team routes by (docs/safety-detection.md):
   the model's probability reached its higher ``confirm`` threshold; the anchor is the evidence;
 * ``possible``: only the learned model's calibrated probability reached its threshold (``detector:
   model``); no rule explains it, so it goes to review (and, where a judge is configured, to the LLM
-  crisis screen);
+  crisis screen); likewise when only the danger model (``_danger_model``: danger from another person)
+  reached its own threshold (categories ``danger_from_others`` and ``model_only``);
 * ``critical`` with ``detector: conversation``: this turn completed risk built across the user's turns
   ("i picked up the rope today" ... "i'm ready");
 * a turn in a language the detector does not cover is reported as not covered -- never as safe.
@@ -29,6 +30,7 @@ from schemas import Severity
 from .._text import function_word_hits, script_shares, tokens
 from ._concepts import Finding, anchor_finding, conversation_finding, turn_cues
 from ._crisis import both_forms, merge_findings, rule_findings
+from ._danger_model import danger_model, danger_probability
 from ._model import crisis_probability, model
 
 _FAREWELL_FRAMES = frozenset(
@@ -44,7 +46,7 @@ RULES_VERSION = "crisis-rules@2.11"
 
 
 def detector_version() -> str:
-    return f"{RULES_VERSION}+{model().version}"
+    return f"{RULES_VERSION}+{model().version}+{danger_model().version}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,9 @@ class CrisisAssessment:
     language: str | None
     cues: frozenset[str]
     conversation: Finding | None
+    #: The danger model's calibrated probability (danger from another person) and its threshold.
+    danger_probability: float = 0.0
+    danger_threshold: float = 1.0
 
     @property
     def crisis(self) -> bool:
@@ -67,8 +72,12 @@ class CrisisAssessment:
         return self.probability >= self.threshold
 
     @property
+    def danger_model_fired(self) -> bool:
+        return self.danger_probability >= self.danger_threshold
+
+    @property
     def alert(self) -> bool:
-        return self.crisis or self.model_fired
+        return self.crisis or self.model_fired or self.danger_model_fired
 
     @property
     def top(self) -> Finding | None:
@@ -81,15 +90,15 @@ class CrisisAssessment:
         top = self.top
         if top is not None:
             return top.severity
-        return "possible" if self.model_fired else None
+        return "possible" if self.model_fired or self.danger_model_fired else None
 
     @property
     def detector(self) -> str | None:
         if self.findings:
-            return "rule+model" if self.model_fired else "rule"
+            return "rule+model" if self.model_fired or self.danger_model_fired else "rule"
         if self.conversation is not None:
             return "conversation"
-        return "model" if self.model_fired else None
+        return "model" if self.model_fired or self.danger_model_fired else None
 
     @property
     def cssrs(self) -> str | None:
@@ -101,7 +110,10 @@ class CrisisAssessment:
         top = self.top
         if top is not None:
             return top.evidence
-        return f"model probability {self.probability:.2f}" if self.model_fired else ""
+        said = [f"model probability {self.probability:.2f}"] if self.model_fired else []
+        if self.danger_model_fired:
+            said.append(f"danger model probability {self.danger_probability:.2f}")
+        return "; ".join(said)
 
 
 def coverage(text: str) -> tuple[bool, str | None]:
@@ -163,4 +175,6 @@ def _assess_text(text: str) -> CrisisAssessment:
         language=language,
         cues=cues,
         conversation=conversation_finding(frozenset(), cues) if not findings else None,
+        danger_probability=round(danger_probability(text), 4),
+        danger_threshold=danger_model().threshold,
     )

@@ -46,18 +46,23 @@ _NAME_OF = concept_class_names()
 _TOKEN = re.compile(r"[a-z0-9']+")
 
 
-def features(text: str) -> set[str]:
-    """Binary features of an already normalised text (the training script calls this same function): word
-    1-2-grams; and when the text holds an anchor concept (a death, method, means, preparation, history or
-    self-harm word class), the concept classes present, every pair of them, and whether a rule fired."""
-    words = _TOKEN.findall(text)
+def word_features(text: str) -> set[str]:
+    """Word 1-2-grams of an already normalised text (sentence start and end marked); the danger model's features."""
     out: set[str] = set()
     prev = "<s>"
-    for w in words:
+    for w in _TOKEN.findall(text):
         out.add("w:" + w)
         out.add("b:" + prev + " " + w)
         prev = w
     out.add("b:" + prev + " </s>")
+    return out
+
+
+def features(text: str) -> set[str]:
+    """Binary features of an already normalised text (the training script calls this same function): word
+    1-2-grams; and when the text holds an anchor concept (a death, method, means, preparation, history or
+    self-harm word class), the concept classes present, every pair of them, and whether a rule fired."""
+    out = word_features(text)
     on = gate(text)
     if not anchored(text):
         return out
