@@ -14,8 +14,9 @@ agents that never saw the detector; dev/test by a fixed hash (``danger_split``).
 Figures, each with n and a 95% bootstrap interval (``crisis_eval.rate``):
 
 * ``alerted``: any crisis alert on the turn (what reaches the safety team);
-* ``as danger``: an alert whose findings include ``danger_from_others`` (what routes it as danger from
-  another person rather than as suicide risk);
+* ``as danger``: an alert whose findings include ``danger_from_others``, or that the danger model raised (what
+  routes it as danger from another person rather than as suicide risk); ``by a rule``: the findings alone
+  (severity high or critical; a danger-model alert is ``possible``);
 * ``critical`` on threats to kill and danger happening now (the detector's tier for both);
 * on the negatives, the same two as false-alarm rates.
 
@@ -52,11 +53,12 @@ def danger_split(text: str) -> str:
     return "test" if int(hashlib.sha256(("danger-eval-v1:" + text).encode()).hexdigest(), 16) % 2 else "dev"
 
 
-def verdict(text: str) -> tuple[bool, bool, bool]:
-    """(any alert, alerted as danger from others, critical) for one user turn."""
+def verdict(text: str) -> tuple[bool, bool, bool, bool]:
+    """(any alert, alerted as danger from others, critical, a danger finding of a rule) for one user turn."""
     a = assess_crisis(text)
-    as_danger = any(f.cssrs == DANGER for f in a.findings)
-    return a.alert, as_danger, a.severity == "critical"
+    ruled = any(f.cssrs == DANGER for f in a.findings)
+    modelled = bool(getattr(a, "danger_model_fired", False))  # a checkout from before the danger model: False
+    return a.alert, ruled or modelled, a.severity == "critical", ruled
 
 
 def _groups(rows: Sequence[dict[str, Any]], flags: Sequence[bool], key: str) -> dict[str, Any]:
@@ -83,9 +85,11 @@ def evaluate(splits: Sequence[str]) -> dict[str, Any]:
             "n_none": len(neg),
             "recall_alerted": rate([v[0] for v in vp]),
             "recall_as_danger": rate([v[1] for v in vp]),
+            "recall_by_rule": rate([v[3] for v in vp]),
             "critical_share": rate(crit),
             "fpr_alerted": rate([v[0] for v in vn]),
             "fpr_as_danger": rate([v[1] for v in vn]),
+            "fpr_by_rule": rate([v[3] for v in vn]),
             "as_transcript": {
                 "recall_alerted": rate([v[0] for v in tp]),
                 "fpr_alerted": rate([v[0] for v in tn]),
@@ -132,6 +136,8 @@ def _print(doc: dict[str, Any], errors: bool) -> None:
         for name, r in rows:
             print(f"  {name}")
             print(f"    alerted {_fmt(r['recall_alerted'])}  as danger {_fmt(r['recall_as_danger'])}")
+            if "recall_by_rule" in r:
+                print(f"    as danger by a rule {_fmt(r['recall_by_rule'])}  false alarms {_fmt(r['fpr_by_rule'])}")
             print(f"    critical on {'/'.join(CRITICAL_CATEGORIES)} {_fmt(r['critical_share'])}")
             print(f"    FPR alerted {_fmt(r['fpr_alerted'])}  FPR as danger {_fmt(r['fpr_as_danger'])}")
             t = r["as_transcript"]

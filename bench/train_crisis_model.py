@@ -121,6 +121,15 @@ def fit(x: csr_matrix, y: np.ndarray, c: float) -> LogisticRegression:
     return LogisticRegression(C=c, class_weight="balanced", max_iter=5000, solver="liblinear").fit(x, y)
 
 
+def cv_platt(x: csr_matrix, y: np.ndarray, c: float) -> tuple[np.ndarray, tuple[float, float]]:
+    """5-fold cross-validated decision values (fixed folds) and the Platt scaling fitted on them (both trainers)."""
+    cv = np.zeros(len(y))
+    for tr, te in StratifiedKFold(n_splits=5, shuffle=True, random_state=12).split(x, y):
+        cv[te] = fit(x[tr], y[tr], c).decision_function(x[te])
+    platt = LogisticRegression(C=1e6, max_iter=1000).fit(cv.reshape(-1, 1), y)
+    return cv, (float(platt.coef_[0][0]), float(platt.intercept_[0]))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--c", type=float, default=4.0, help="inverse regularisation strength")
@@ -151,11 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     vocab = {f: i for i, f in enumerate(sorted(f for f, n in df.items() if n >= args.min_df))}
     x = matrix(feats, vocab)
 
-    cv = np.zeros(len(y))
-    for tr, te in StratifiedKFold(n_splits=5, shuffle=True, random_state=12).split(x, y):
-        cv[te] = fit(x[tr], y[tr], args.c).decision_function(x[te])
-    platt = LogisticRegression(C=1e6, max_iter=1000).fit(cv.reshape(-1, 1), y)
-    a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
+    cv, (a, b) = cv_platt(x, y, args.c)
     final = fit(x, y, args.c)
     names = sorted(vocab, key=vocab.__getitem__)
     weights = {f: round(float(w), 5) for f, w in zip(names, final.coef_[0], strict=True)}

@@ -27,15 +27,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedKFold
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from danger_eval import danger_split  # noqa: E402  (this folder is on sys.path when the script runs)
-from train_crisis_model import _auc, fit, matrix, share_floor  # noqa: E402
+from train_crisis_model import _auc, cv_platt, fit, matrix, share_floor  # noqa: E402
 
 from scorers.safety._crisis import both_forms  # noqa: E402
 from scorers.safety._danger import danger_findings  # noqa: E402
@@ -107,11 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     feats = [word_features(t) for t in texts]
     vocab = _vocab(feats, args.min_df)
     x = matrix(feats, vocab)
-    cv = np.zeros(len(y))
-    for tr, te in StratifiedKFold(n_splits=5, shuffle=True, random_state=12).split(x, y):
-        cv[te] = fit(x[tr], y[tr], args.c).decision_function(x[te])
-    platt = LogisticRegression(C=1e6, max_iter=1000).fit(cv.reshape(-1, 1), y)
-    a, b = float(platt.coef_[0][0]), float(platt.intercept_[0])
+    cv, (a, b) = cv_platt(x, y, args.c)
     final = fit(x, y, args.c)
     names = sorted(vocab, key=vocab.__getitem__)
     print(f"training texts: {len(y)} ({int(y.sum())} danger); vocabulary {len(vocab)}")

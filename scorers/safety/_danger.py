@@ -67,7 +67,6 @@ _BODY = (
 )
 _MINE = r"(?:my|mi|ma|me|your|ur|yer)"
 _FAMILY = r"(?:(?:my|the|our|your|ur) (?:kids?|children|son|daughter|baby|babies|boys|girls|dog|cat|pets?|family))"
-_TARGET = rf"(?:{_ME}\b|{_MINE} {_BODY}\b|{_FAMILY}\b|you\b|u\b|ya\b)"
 
 _MODAL = (
     r"(?:'ll|will|would|'d|wud|is going to|'s going to|s going to|are going to|'re going to|going to|gonna|"
@@ -526,25 +525,8 @@ _FRAME_OUT = re.compile(
     r"on the ward|paramedic|officer|interpreter|usher|court today|in court|hypothetical\w*|lyrics|song|rap "
     r"battle|meme|prank)\b"
 )
-_GUARD_BACK = re.compile(
-    r"\b(?:my (?:[\w'-]+ )?(?:husband|wife|partner|boyfriend|girlfriend|ex|dad|mum|mom|"
-    r"stepdad|father|mother)|he|she)\b"
-)
 
 _SENT = re.compile(r"(?<=[.!?;])\s+|\n+")
-_NEEDLES = (
-    "kill", "murder", "dead", "die", "hit", "punch", "kick", "slap", "shov", "push", "pin", "grab", "thr", "slam",
-    "batter", "beat", "drag", "bit", "burn", "spat", "spit", "smack", "whip", "lick", "attack", "struck", "elbow",
-    "kneed", "twist", "shook", "shak", "stamp", "stomp", "hurt", "abus", "assault", "knock", "swing", "swung",
-    "hand", "chok", "strangl", "throttl", "suffocat", "smother", "neck", "throat", "broke", "break", "rap", "sex",
-    "molest", "grop", "forc", "touch", "stop", "secret", "passport", "document", "visa", "lock", "allowed", "let me",
-    "leave", "follow", "stalk", "track", "watch", "outside", "turn", "show", "knows", "here", "door", "coming",
-    "way", "hid", "scared", "afraid", "terrif", "feart", "fear", "frighten", "gun", "knife", "hammer", "weapon",
-    "box", "ground", "river", "disappear", "bury", "finish", "do me in", "poison", "next", "slit", "cut", "face",
-    "bruise", "marks", "walk", "wall", "responsible", "stair", "find", "phone", "wages", "money", "card", "keys",
-    "behind", "car", "threat", "end", "off", "destroy", "stab", "shoot", "drown", "harm", "discussion", "mood",
-    "bedroom", "body", "rough", "hiding", "doing",
-)  # fmt: skip
 
 
 def _sentences(text: str) -> list[str]:

@@ -15,13 +15,12 @@ no rule output, so the model's errors are not the rules' errors.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from ._model import word_features
+from ._model import linear_raw, platt, word_features
 from ._normalise import normalise
 
 
@@ -34,17 +33,9 @@ class DangerModel:
     platt_b: float
     threshold: float
 
-    def raw(self, text: str) -> float:
-        """Decision value of one normalised text (fsum: the same value in every process)."""
-        w = self.weights
-        known = [w[f] for f in word_features(text) if f in w]
-        if not known:
-            return self.bias
-        return self.bias + math.fsum(known) / math.sqrt(len(known))
-
     def probability(self, text: str) -> float:
-        z = self.platt_a * self.raw(text) + self.platt_b
-        return 1.0 / (1.0 + math.exp(-z)) if z > -40 else 0.0
+        """Calibrated danger probability of a normalised text."""
+        return platt(self.platt_a, self.platt_b, linear_raw(self.weights, self.bias, word_features(text)))
 
 
 def load_danger_model(path: str | None = None) -> DangerModel:

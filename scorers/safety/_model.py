@@ -88,13 +88,7 @@ class CrisisModel:
 
     def raw(self, text: str) -> float:
         """Decision value of one normalised text (window)."""
-        w = self.weights
-        known = [w[f] for f in features(text) if f in w]
-        if not known:
-            return self.bias
-        # fsum: exact, so the result does not depend on set iteration order (which differs between
-        # processes under hash randomisation): the stream and the batch path give the same probability
-        return self.bias + math.fsum(known) / math.sqrt(len(known))
+        return linear_raw(self.weights, self.bias, features(text))
 
     def probability(self, text: str) -> float:
         """Calibrated crisis probability of a normalised text."""
@@ -102,8 +96,23 @@ class CrisisModel:
 
     def calibrated(self, raw: float) -> float:
         """The probability of a decision value (:meth:`raw`): for callers that need both."""
-        z = self.platt_a * raw + self.platt_b
-        return 1.0 / (1.0 + math.exp(-z)) if z > -40 else 0.0
+        return platt(self.platt_a, self.platt_b, raw)
+
+
+def linear_raw(weights: dict[str, float], bias: float, feats: set[str]) -> float:
+    """A linear model's decision value over binary features, L2-normalised over the known ones (as trained)."""
+    known = [weights[f] for f in feats if f in weights]
+    if not known:
+        return bias
+    # fsum: exact, so the result does not depend on set iteration order (which differs between
+    # processes under hash randomisation): the stream and the batch path give the same probability
+    return bias + math.fsum(known) / math.sqrt(len(known))
+
+
+def platt(a: float, b: float, raw: float) -> float:
+    """Platt-calibrated probability of a decision value."""
+    z = a * raw + b
+    return 1.0 / (1.0 + math.exp(-z)) if z > -40 else 0.0
 
 
 def load_model(path: str | None = None) -> CrisisModel:
