@@ -1,7 +1,7 @@
 """Evaluate the crisis detector on danger from another person: the sealed danger set, dev and test.
 
     .venv/bin/python bench/danger_eval.py                      # dev split only (what tuning may look at)
-    .venv/bin/python bench/danger_eval.py --splits dev,test    # test: once per change
+    .venv/bin/python bench/danger_eval.py --splits dev,test,test2  # test splits: once per change
     .venv/bin/python bench/danger_eval.py --errors             # dev misses and false alarms
     .venv/bin/python bench/danger_eval.py --splits dev,test --previous /path/to/old/checkout
 
@@ -9,7 +9,8 @@ The set (``tests/data/danger_eval/items.jsonl``, tests/data/danger_eval/README.m
 the USER is in danger from another person now (threats to kill or hurt, violence, sexual violence,
 stalking and control, a child hurt at home, danger happening right now) and hard negatives (threat
 idioms, fiction and games, violence that is over, professionals, ordinary conflict, sport), written by
-agents that never saw the detector; dev/test by a fixed hash (``danger_split``).
+agents that never saw the detector; dev/test by a fixed hash (``danger_split``). ``test2.jsonl``: a second sealed
+set by four other writers, every item test.
 
 Figures, each with n and a 95% bootstrap interval (``crisis_eval.rate``):
 
@@ -46,6 +47,8 @@ DANGER_DIR = ROOT / "tests" / "data" / "danger_eval"
 DANGER = "danger_from_others"
 #: Categories whose items the detector should rate ``critical`` (threats to kill, danger right now).
 CRITICAL_CATEGORIES = ("threat_to_kill", "immediate")
+#: Sealed sets written after ``items.jsonl`` (tests/data/danger_eval/README.md), every item test.
+LATER_SEALED = tuple(sorted(p.stem for p in DANGER_DIR.glob("test*.jsonl")))
 
 
 def danger_split(text: str) -> str:
@@ -72,7 +75,10 @@ def evaluate(splits: Sequence[str]) -> dict[str, Any]:
     items = load_jsonl(DANGER_DIR / "items.jsonl")
     out: dict[str, Any] = {}
     for split in splits:
-        rows = [d for d in items if danger_split(d["text"]) == split]
+        if split in LATER_SEALED:  # every item of a later sealed set is test
+            rows = load_jsonl(DANGER_DIR / f"{split}.jsonl")
+        else:
+            rows = [d for d in items if danger_split(d["text"]) == split]
         pos = [d for d in rows if d["label"] == "danger"]
         neg = [d for d in rows if d["label"] == "none"]
         vp = [verdict(d["text"]) for d in pos]
@@ -164,15 +170,15 @@ def _print(doc: dict[str, Any], errors: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--splits", default="dev", help="dev, and test once per change")
+    ap.add_argument("--splits", default="dev", help=f"dev; test, {', '.join(LATER_SEALED)} once per change")
     ap.add_argument("--errors", action="store_true", help="list dev misses and false alarms")
     ap.add_argument("--json", action="store_true", help="print one JSON document instead of text")
     ap.add_argument("--previous", type=Path, help="a checkout of the previous version: its detector, same items")
     args = ap.parse_args(argv)
     splits = [s for s in args.splits.split(",") if s]
     for s in splits:
-        if s not in ("dev", "test"):
-            raise SystemExit(f"unknown split {s!r}: dev or test")
+        if s not in ("dev", "test", *LATER_SEALED):
+            raise SystemExit(f"unknown split {s!r}: dev, test or one of {', '.join(LATER_SEALED)}")
     doc: dict[str, Any] = {"detector_version": detector_version(), "splits": evaluate(splits)}
     if args.previous:
         doc["previous"] = previous(args.previous, args.splits)
