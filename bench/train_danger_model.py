@@ -44,7 +44,7 @@ DANGER_TRAIN = ROOT / "tests" / "data" / "danger_train"
 CRISIS_TRAIN = ROOT / "tests" / "data" / "crisis_train"
 DANGER_EVAL = ROOT / "tests" / "data" / "danger_eval" / "items.jsonl"
 OUT = ROOT / "scorers" / "safety" / "danger_model.json"
-VERSION = "danger-ngram-lr@1.0"
+VERSION = "danger-ngram-lr@1.1"
 EVERYDAY_WRITERS = ("writer_L", "writer_M")
 
 
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{sum(ruled[t] or dev_p[t] >= th for t in neg)}/{len(neg)}"
     )
     if args.writer_out:
-        for w in sorted(set(writers[y == 1]) | {"writer_EK", "writer_EN", "writer_EO"}):
+        for w in sorted(p.stem for p in DANGER_TRAIN.glob("*.jsonl")):
             held = writers == w
             p = _sigmoid(a * fit(x[~held], y[~held], args.c).decision_function(x[held]) + b)
             raw = [json.loads(line)["text"] for line in (DANGER_TRAIN / f"{w}.jsonl").open(encoding="utf-8")]

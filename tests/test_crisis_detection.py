@@ -308,8 +308,9 @@ def test_dev_conversations() -> None:
     the cliffs on the coast": anchor+model, model 1.3). Dropping place anchors would lose 0.03 of the training
     crises' critical+high (docs/safety-detection.md), so the bound was 2; model 1.7 also confirms "heading to the
     bridge at midnight" (0.82 against its confirm 0.79) on the first turn, before the next turn says it is a
-    photography meetup, and an alert is never withdrawn: 3. The danger model 1.0 adds a ``possible`` alert on "He's 15
-    and the vet says he's in pain now" (0.84 against its threshold 0.74; the next turns say it is a dog): 4."""
+    photography meetup, and an alert is never withdrawn: 3. The danger model adds a ``possible`` alert on "He's 15
+    and the vet says he's in pain now" (model 1.1: 0.83 against its threshold 0.75; the next turns say it is a
+    dog): 4."""
     dev = [c for c in CONVS if _split(" \n".join(c["turns"])) == "dev"]
     hits = {True: 0, False: 0}
     firm = 0

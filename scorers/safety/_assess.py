@@ -42,7 +42,8 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.9: a distanced disclosure the user says is theirs is read as theirs (``_normalise._self_reference``).
 #: 2.10: the rules also read the turn as written and keep every finding of either form (a reveal only adds).
 #: 2.11: danger from another person read by concept frames (``_danger``), not phrases alone.
-RULES_VERSION = "crisis-rules@2.11"
+#: 2.12: the danger frames' past, sport and trivial-cause guards know more words (development writer ET).
+RULES_VERSION = "crisis-rules@2.12"
 
 
 def detector_version() -> str:

@@ -478,7 +478,8 @@ _TRIVIAL = re.compile(
     r"sister's|surprise|party|birthday|recipe|anniversary|present|gift|hilarious|funny|mum and dad|"
     r"holiday|tan|sunburn|hum|humming|jingle|song|sing|singing|snore|snoring|deck|slides|presentation|deadline|"
     r"meeting|free kick|to everyone|softie|nicest possible|xbox|playstation|nephew|niece|"
-    r"straighteners|hairbrush|hen do|stag do|curry|leftovers?|takeaway|motorbike|golf|ha(?:ha)+|lo+l|lmf?ao+)\b"
+    r"straighteners|hairbrush|hen do|stag do|curry|leftovers?|takeaway|motorbike|golf|ha(?:ha)+|lo+l|lmf?ao+|hob|"
+    r"milk|stapler|jigsaw|monopoly|snored?|carpet|drill|risotto|potato|beer|shoes|song|tattoo)\b"
     r"|🤣|😂|😅"
 )
 
@@ -496,7 +497,11 @@ _OVER = re.compile(
     r"(?:i am|i'm|im) divorce\w*|nobody controls? me|blocked (?:him )?everywhere|new city|my (?:first|old|former) "
     r"(?:husband|wife|partner|boyfriend|girlfriend)|^before,|\w+ (?:yrs|years|months) ago|convicted|"
     r"(?:doesn't|doesnt|does not|has no idea|no idea) (?:know |no )?where (?:i|we) live|new locks|gone now|"
-    r"(?:he's|she's|he is|she is) gone|broke up|thriving|married with kids|(?:i'm|im|i am) ok now)\b"
+    r"(?:he's|she's|he is|she is) gone|broke up|thriving|married with kids|(?:i'm|im|i am) ok now|injunction|"
+    r"emigrated|long dead|prosecuted|sentenced|(?:went|sent|got sent) to prison|died (?:inside|in prison)|"
+    r"(?:moved|lives?|living) (?:abroad|overseas|to another country|in another country|far away)|"
+    r"haven't laid eyes|ever since|not allowed near (?:me|us)|doesn't live with us anymore|different (?:country|"
+    r"surname)|eleven years|(?:ten|twelve|fifteen|twenty) years|a decade|decades)\b"
 )
 _NOW = re.compile(
     r"\b(?:(?:did it|doing it|happened|started|at it|hit me|hurt me|hitting me|texting|calling|outside|here|"
@@ -516,6 +521,7 @@ _FRAME_OUT = re.compile(
     r"pillow fight|play ?fight\w*|tickl\w*|puppy|kitten|the dog|my dog|the cat|my cat|toddler|"
     r"patient|patients|client|clients|resident|residents|caller|callers|defendant|inmate|prisoner|offender|"
     r"perpetrator|victims?|survivors?|service users?|murder mystery|escape room|haunted|solicitor|lawyer|barrister|"
+    r"leg day|sprints|workout|personal trainer|in hysterics|"
     r"paralegal|witness statement|non-molestation|narrator|audiobook|memoir|krav|maga|the mat|on the mat|"
     r"self-defen\w*|grappl\w*|carv\w*|roast|recipe|chopping|butcher\w*|cooking|baking|jammed|stuck|"
     r"crying laughing|wee one|little one|newborn|to sell me|gun safe|gun cabinet|licen[cs]e|hunting|shooting "
