@@ -1,10 +1,10 @@
-"""Danger from another person: concept frames over a normalised USER turn (rules 2.11).
+"""Danger from another person: concept frames over a normalised USER turn (rules 2.11-2.12).
 
 Why concepts and not phrases: on the danger set's dev split (tests/data/danger_eval, written by agents who
-never saw the detector) the phrase rules of ``_crisis`` alerted on 0.16 of the messages in which the user
-is in danger. People rarely say "he threatened to kill me": they report what was said ("he goes you're dead
-you hear me"), what was done ("his hands around my neck", "he took my passport"), or what is happening now
-("he's at the door").
+never saw the detector) the detector before them raised any alert on 0.16, and a danger finding on 0.08, of
+the messages in which the user is in danger. People rarely say "he threatened to kill me": they report what
+was said ("he goes you're dead you hear me"), what was done ("his hands around my neck", "he took my passport"),
+or what is happening now ("he's at the door").
 
 A finding needs an act aimed at the user from one of these concepts, with its own guards:
 
@@ -18,12 +18,14 @@ A finding needs an act aimed at the user from one of these concepts, with its ow
   with fear, a threat, or an ex or stranger behind it;
 * ``immediate`` (critical): the person is here, at the door or on their way, and the user is hiding, afraid
   or asking for help;
-* ``weapon`` (critical): another person showing or holding a weapon at the user in a conflict.
+* ``weapon`` (critical): another person showing or holding a weapon at the user in a conflict;
+* ``fear`` (high): the user afraid of a person ("i'm scared of him", "afraid for my life").
 
 Everyday speech uses the same words: "my mum will kill me when she sees the bill". A threat phrased the way
 the idiom is phrased (someone "will kill / murder / beat" the user, "you're dead") counts only with support
 in the turn: fear, a call for help, the police, violence before, a weapon, a threat in writing or by voice
-message, or a serious condition ("if i leave", "if i tell") with no trivial cause (a bill, a grade, being late).
+message; or reported speech or a serious condition ("if i leave", "if i tell") with no trivial cause (a bill, a
+grade, being late, laughter).
 Guards common to every concept: the act negated ("he has never hit me"), a film, game or sport, a
 professional describing a case, and danger the user says is over ("he's in prison now, i'm safe").
 """
