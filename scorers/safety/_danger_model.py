@@ -54,9 +54,16 @@ def load_danger_model(path: str | None = None) -> DangerModel:
     )
 
 
-@lru_cache(maxsize=1)
+_MODEL: DangerModel | None = None
+
+
 def danger_model() -> DangerModel:
-    return load_danger_model()
+    """The shipped model, loaded once (a module global, not an lru_cache: benchmarks empty every cache between
+    passes, and reloading the weights is not what a live turn costs)."""
+    global _MODEL
+    if _MODEL is None:
+        _MODEL = load_danger_model()
+    return _MODEL
 
 
 @lru_cache(maxsize=4096)

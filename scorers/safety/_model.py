@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -46,8 +47,10 @@ _NAME_OF = concept_class_names()
 _TOKEN = re.compile(r"[a-z0-9']+")
 
 
-def word_features(text: str) -> set[str]:
-    """Word 1-2-grams of an already normalised text (sentence start and end marked); the danger model's features."""
+@lru_cache(maxsize=4096)
+def word_features(text: str) -> frozenset[str]:
+    """Word 1-2-grams of an already normalised text (sentence start and end marked): the crisis model's first
+    features and all of the danger model's, computed once per text for both (cached)."""
     out: set[str] = set()
     prev = "<s>"
     for w in _TOKEN.findall(text):
@@ -55,14 +58,14 @@ def word_features(text: str) -> set[str]:
         out.add("b:" + prev + " " + w)
         prev = w
     out.add("b:" + prev + " </s>")
-    return out
+    return frozenset(out)
 
 
 def features(text: str) -> set[str]:
     """Binary features of an already normalised text (the training script calls this same function): word
     1-2-grams; and when the text holds an anchor concept (a death, method, means, preparation, history or
     self-harm word class), the concept classes present, every pair of them, and whether a rule fired."""
-    out = word_features(text)
+    out = set(word_features(text))
     on = gate(text)
     if not anchored(text):
         return out
@@ -99,7 +102,7 @@ class CrisisModel:
         return platt(self.platt_a, self.platt_b, raw)
 
 
-def linear_raw(weights: dict[str, float], bias: float, feats: set[str]) -> float:
+def linear_raw(weights: dict[str, float], bias: float, feats: Iterable[str]) -> float:
     """A linear model's decision value over binary features, L2-normalised over the known ones (as trained)."""
     known = [weights[f] for f in feats if f in weights]
     if not known:
