@@ -14,13 +14,10 @@ no rule output, so the model's errors are not the rules' errors.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
-from pathlib import Path
 
-from ._model import linear_raw, platt, word_features
+from ._model import linear_raw, platt, read_weights, word_features
 from ._normalise import normalise
 
 
@@ -39,11 +36,7 @@ class DangerModel:
 
 
 def load_danger_model(path: str | None = None) -> DangerModel:
-    raw = (
-        json.loads(resources.files(__package__).joinpath("danger_model.json").read_text(encoding="utf-8"))
-        if path is None
-        else json.loads(Path(path).read_text(encoding="utf-8"))
-    )
+    raw = read_weights("danger_model.json", path)
     return DangerModel(
         version=raw["version"],
         weights=raw["weights"],

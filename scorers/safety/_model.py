@@ -34,6 +34,7 @@ from functools import lru_cache
 from importlib import resources
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 from ._concepts import CONCEPTS, anchored, concept_class_names, gate
 from ._crisis import rule_findings
@@ -118,12 +119,15 @@ def platt(a: float, b: float, raw: float) -> float:
     return 1.0 / (1.0 + math.exp(-z)) if z > -40 else 0.0
 
 
+def read_weights(shipped: str, path: str | None = None) -> dict[str, Any]:
+    """A linear model's JSON: the file shipped in this package (``shipped``), or the one at ``path``."""
+    if path is None:
+        return json.loads(resources.files(__package__).joinpath(shipped).read_text(encoding="utf-8"))
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
 def load_model(path: str | None = None) -> CrisisModel:
-    raw = (
-        json.loads(resources.files(__package__).joinpath("crisis_model.json").read_text(encoding="utf-8"))
-        if path is None
-        else json.loads(Path(path).read_text(encoding="utf-8"))
-    )
+    raw = read_weights("crisis_model.json", path)
     return CrisisModel(
         version=raw["version"],
         weights=raw["weights"],
