@@ -136,3 +136,26 @@ def test_everyday_turns_stay_below_the_danger_threshold() -> None:
         "i had a fight with my boyfriend about the dishes, he was annoying",
     ):
         assert not assess_crisis(text).danger_model_fired, text
+
+
+def test_dev_split_floors() -> None:
+    """The danger set's dev split (the test splits are reported by bench/danger_eval.py, once per change): measured
+    with rules 2.12 and danger model 1.1, 142/158 disclosures as danger by a rule and 149/158 by a rule or the model;
+    false alarms 4/169 by a rule (v1's phrase rules), 13/169 as danger with the model. Floors a little under those."""
+    import hashlib
+
+    def split(text: str) -> str:
+        return "test" if int(hashlib.sha256(("danger-eval-v1:" + text).encode()).hexdigest(), 16) % 2 else "dev"
+
+    with (DATA / "danger_eval" / "items.jsonl").open(encoding="utf-8") as f:
+        dev = [d for d in map(json.loads, f) if split(d["text"]) == "dev"]
+    by_rule = {True: 0, False: 0}
+    as_danger = {True: 0, False: 0}
+    for d in dev:
+        a = assess_crisis(d["text"])
+        ruled = any(x.cssrs == "danger_from_others" for x in a.findings)
+        by_rule[d["label"] == "danger"] += ruled
+        as_danger[d["label"] == "danger"] += ruled or a.danger_model_fired
+    assert (len(dev), sum(d["label"] == "danger" for d in dev)) == (327, 158)
+    assert by_rule[True] >= 138 and as_danger[True] >= 146
+    assert by_rule[False] <= 6 and as_danger[False] <= 16
