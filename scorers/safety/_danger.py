@@ -205,6 +205,8 @@ _PASSIVE_HIT_V = (
     r"attacked|assaulted"
 )
 _CHOKE_V = r"chok(?:ed|es|ing)|strangl(?:ed|es|ing)|throttl(?:ed|es|ing)|suffocat(?:ed|es|ing)|smother(?:ed|s|ing)"
+#: Strangulation and hands on the neck: a known lethality marker, critical.
+_LETHAL = re.compile(_CHOKE_V + r"|neck|throat")
 _VIOLENCE_REST = (
     r"\b(?:thr(?:ew|ows?|owing)|hurl(?:ed|s|ing)) (?:\w+ ){0,3}?at (?:me|us|my head|my face)\b"
     r"|\b(?:hands?|fingers|arm) (?:a?round|on|across|over|against) (?:my|mi|ma|me) (?:neck|throat|mouth)\b"
@@ -640,7 +642,7 @@ def danger_findings(text: str) -> tuple[Finding, ...]:
             if kind in _AGENT_LED and _NEG_IN.search(m.group()):
                 continue  # "he'd never hit me"
             sev = severity
-            if kind == "violence" and re.search(_CHOKE_V + r"|neck|throat", m.group()):
+            if kind == "violence" and _LETHAL.search(m.group()):
                 sev = "critical"
             found.append(_finding(_KIND_NAME.get(kind, kind), sev, sent, m))
             if sev == "critical":
