@@ -14,6 +14,9 @@ Sets:
 * ``tests/data/crisis_eval/test2.jsonl``, ``test3.jsonl``, ...: further sealed test sets (about 260 crises and
   260 hard negatives each) by four other writers each, found by ``LATER_SEALED``;
 * ``tests/data/crisis_eval/conversations.jsonl``: user-turn sequences where the risk shows only across turns;
+* ``tests/data/everyday_eval/items.jsonl`` (splits ``everyday_dev``, ``everyday_test``): everyday turns (replies,
+  small talk, coaching, ordinary moods), whose alert rate is what a live stream mostly raises, and short crisis
+  disclosures that look like replies; by length as well;
 * public sets, read from the paths given (never committed: no licence file in either repository):
   SDCNL (ayaanzhaque/SDCNL ``data/testing-set.csv``, r/SuicideWatch = 1 vs r/depression = 0; noisy labels)
   and the C-SSRS-labelled "500 Reddit users" (Gaur et al. 2019; ``500_Reddit_users_posts_labels.csv`` in
@@ -81,6 +84,17 @@ csv.field_size_limit(10**8)
 
 #: Sealed sets written after ``items.jsonl``, every item test (tests/data/crisis_eval/README.md).
 LATER_SEALED = tuple(sorted((p.stem for p in EVAL_DIR.glob("test*.jsonl")), key=lambda stem: int(stem[4:])))
+
+
+#: The everyday-traffic set (tests/data/everyday_eval/README.md): ordinary turns and short disclosures.
+EVERYDAY_ITEMS = ROOT / "tests" / "data" / "everyday_eval" / "items.jsonl"
+EVERYDAY_SPLITS = ("everyday_dev", "everyday_test")
+
+
+def everyday_split(text: str) -> str:
+    """The everyday set's fixed split (tests/data/everyday_eval/README.md)."""
+    odd = int(hashlib.sha256(("everyday-eval-v1:" + text).encode()).hexdigest(), 16) % 2
+    return "everyday_test" if odd else "everyday_dev"
 
 
 def crisis_split(text: str) -> str:
@@ -235,6 +249,8 @@ def sealed(splits: Iterable[str]) -> dict[str, Any]:
     for split in splits:
         if split in LATER_SEALED:  # the later sealed sets: every item is test
             rows = load_jsonl(EVAL_DIR / f"{split}.jsonl")
+        elif split in EVERYDAY_SPLITS:
+            rows = [d for d in load_jsonl(EVERYDAY_ITEMS) if everyday_split(d["text"]) == split]
         else:
             rows = [d for d in items if crisis_split(d["text"]) == split]
         prefetch(t for d in rows for t in (d["text"], as_transcript(d["text"]), with_typos(d["text"])))
@@ -265,8 +281,11 @@ def sealed(splits: Iterable[str]) -> dict[str, Any]:
                 r["by_style"] = _groups(pos, [v[0] for v in vp], "style")
                 r["fpr_by_category"] = _groups(neg, [v[0] for v in vn], "category")
                 r["fpr_by_style"] = _groups(neg, [v[0] for v in vn], "style")
+                if rows and "length" in rows[0]:
+                    r["by_length"] = _groups(pos, [v[0] for v in vp], "length")
+                    r["fpr_by_length"] = _groups(neg, [v[0] for v in vn], "length")
             res[name] = r
-        if split == "dev":  # errors are for tuning: only ever listed for dev
+        if split in ("dev", "everyday_dev"):  # errors are for tuning: only ever listed for dev
             res["errors"] = [
                 {"label": d["label"], "category": d["category"], "style": d["style"], "text": d["text"]}
                 for d in rows
@@ -561,7 +580,11 @@ def _print(doc: dict[str, Any], errors: bool) -> None:
             ("recall by style", "by_style"),
             ("FPR by negative category", "fpr_by_category"),
             ("FPR by style", "fpr_by_style"),
+            ("recall by length", "by_length"),
+            ("FPR by length", "fpr_by_length"),
         ):
+            if key not in cur:
+                continue
             if key == "by_category":
                 ch = cur["by_category_critical_high"]
                 cells = [f"{k} {v['k']}/{v['n']} / {ch[k]['k']}" for k, v in cur[key].items()]
@@ -618,7 +641,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--splits",
         default="dev",
-        help=f"sealed-set splits: dev; test, {', '.join(LATER_SEALED)} once per change",
+        help=f"sealed-set splits: dev, everyday_dev; test, {', '.join(LATER_SEALED)}, everyday_test once per change",
     )
     ap.add_argument("--errors", action="store_true", help="list dev misses and false alarms")
     ap.add_argument("--sdcnl", type=Path, help="SDCNL data/testing-set.csv")
@@ -630,13 +653,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     splits = [s for s in args.splits.split(",") if s]
     for s in splits:
-        if s not in ("dev", "test", *LATER_SEALED):
-            raise SystemExit(f"unknown split {s!r}: dev, test or one of {', '.join(LATER_SEALED)}")
+        if s not in ("dev", "test", *LATER_SEALED, *EVERYDAY_SPLITS):
+            known = ", ".join(("dev", "test", *LATER_SEALED, *EVERYDAY_SPLITS))
+            raise SystemExit(f"unknown split {s!r}: one of {known}")
     doc: dict[str, Any] = {"detector_version": detector_version()}
     if _LOOK is not None:
         doc["second_look"] = {"version": _LOOK.version, "threshold": _LOOK.threshold, "prescreen": _LOOK.prescreen}
     doc["sealed"] = sealed(splits)
-    doc["conversations"] = conversations([s for s in splits if s not in LATER_SEALED])
+    doc["conversations"] = conversations([s for s in splits if s in ("dev", "test")])
     doc["everyday"] = everyday_real()
     if args.sdcnl:
         doc["sdcnl"] = sdcnl(args.sdcnl)
