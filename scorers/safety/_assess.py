@@ -43,7 +43,9 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.10: the rules also read the turn as written and keep every finding of either form (a reveal only adds).
 #: 2.11: danger from another person read by concept frames (``_danger``), not phrases alone.
 #: 2.12: the danger frames' past, sport and trivial-cause guards know more words (development writer ET).
-RULES_VERSION = "crisis-rules@2.12"
+#: 2.13: the suicide word as the user's experience (``suicide_topic``), the user's death ahead said as a fact, life
+#: ending and not seeing the morning, learner-English method questions (everyday set's dev half).
+RULES_VERSION = "crisis-rules@2.13"
 
 
 def detector_version() -> str:

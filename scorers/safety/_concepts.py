@@ -147,9 +147,16 @@ _NEG_LEFT = re.compile(
 
 
 def _negated(win: str, m: re.Match[str]) -> bool:
-    """A negator among the last five words of the clause before ``m`` (hedges excepted)."""
+    """A negator among the last five words of the clause before ``m`` (hedges excepted), unless a new first-person
+    clause starts right after it (a transcript's restart: "i'm not i'm going to end my life")."""
     left = " ".join(_left(win, m.start()).split()[-5:])
-    return _NEG_LEFT.search(left) is not None
+    return any(_RESTART.match(left, x.end()) is None for x in _NEG_LEFT.finditer(left))
+
+
+_RESTART = re.compile(
+    r" (?:um |uh |like )?(?:i'm|im|i am|i'll|i will|i've|i)\b(?! (?:don't|do not|dont|won't|wont|can't|never|not|"
+    r"am not|'m not)\b)"
+)
 
 
 # -- concepts -------------------------------------------------------------------------------------------
@@ -171,7 +178,16 @@ _DEATH_SELF = _rx(
     r"quite |kind of )?suicidal|"
     r"think(?:ing)? (?:about|of|abt) suicide|"
     r"(?:better off|happier|easier|fine|move on|carry on|go on|manage|cope) without me|"
-    r"(?:when|after|once|for when) (?:i'?m|im|i am) gone(?! someday| one day| eventually| in the future)|"
+    r"(?:when|after|once|for when) (?:i'?m|im|i am) gone(?! someday| one day| eventually| in the future| for (?:the|a|"
+    r"two|three|\d+|some|my|work|school))|"
+    # the user's death ahead, said as a fact: "after i'm dead", "by morning i'm dead", "not gonna be alive by sunday"
+    r"(?:when|after|once|for when) (?:i'?m|im|i am) dead|(?:by|before) (?:the )?(?:morning|tonight|tomorrow|"
+    r"sunrise|dawn|midnight|the weekend|next week|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"christmas|then) (?:i'?m|im|i am|i'll be|i will be|ill be) (?:dead|gone)|(?:i'll|i will|ill) be dead (?:by|"
+    r"before|soon|tonight|tomorrow)|(?:not|won't|wont|will not|never) (?:going to |gonna )?be alive(?! to see)|"
+    # second-language wording: "i do suicide", "i will make suicide"
+    r"(?:i|i'll|i will|ill|i'm going to|i am going to|i go|i want to|i wanna|i must) (?:to )?(?:do|make|commit) "
+    r"(?:a |the |my )?suicide|"
     r"once it'?s too late|"
     r"go(?:ing)? through with (?:it|the suicide|suicide|killing myself|ending it)|get it right this time|"
     r"talk me out of (?:suicide|killing myself|ending it|ending my life|doing it)|one less of me|"
@@ -180,7 +196,8 @@ _DEATH_SELF = _rx(
     r"new year|tomorrow|future) for me)|"
     r"(?:take|taking|took) myself (?:out|off)(?! to| for| on| of (?:the )?(?:group|team|chat|list|running|race))|"
     r"by my own hand|no more me|my life to (?:end|take)|"
-    r"make sure (?:i don't|i do not|i never) (?:see|wake|make it)|(?:won't|will not|wont) (?:see|make it to) "
+    r"make sure (?:i don't|i do not|i never) (?:see|wake|make it)|(?:won't|will not|wont|not going to|not gonna|"
+    r"never going to) (?:see|make it to|reach) "
     r"(?:eid|christmas|xmas|easter|next|another|my|the end)|not planning on (?:coming|driving|going|walking) back|"
     r"rest for good|(?:i'?m|i am|im) (?:going to|gonna) (?:do it|try) again|(?:this time|tonight) i'?m "
     r"(?:doing|going to do) it|"
@@ -199,12 +216,19 @@ _DEATH = _rx(
     r"cease to exist|not exist\w*|sleep forever|long sleep|eternal (?:sleep|rest)|at rest|rest forever|"
     r"sleep (?:to )?be permanent|sleep (?:that )?(?:lasts|is) (?:forever|permanent)|"
     r"(?:be|go|gone|disappear\w*|vanish\w*) (?:forever|for good|permanently)|be gone|"
-    r"leave (?:this|the) (?:world|earth|life)|leaving (?:this|the) world|"
+    r"leave (?:this|the) (?:world|earth|life)|leaving (?:this|the) world|(?:exit|departure|leaving|leave|depart\w*) "
+    r"(?:from|out of) (?:this|the) (?:world|earth|life)|"
     r"(?:tried|try|want|wanted|wanting|going|plan|planning) to leave early(?! from| to| for)|check(?:ing)? out|"
     r"(?:it'll|it will|it's going to|this will|everything will|all) (?:all )?be over|be over (?:soon|by)|"
     r"over for good|permanent (?:solution|exit|sleep)|way out|the exit|"
     r"(?:everything|it all|it) (?:to )?(?:just )?stop(?: for good| forever| permanently)|"
-    r"heart (?:just )?(?:stops?|stopped|gave out|give out|gives out)|"
+    r"heart (?:just )?(?:stops?|stopped|gave out|give out|gives out)|bleed(?:ing)? out|"
+    r"(?:freeze|freezing|froze|starve|starving|bleed|bleeding|drink|drinking) (?:myself )?to death|"
+    r"my life (?:would|will|could|to|can|might) (?:just |finally |simply |all )?(?:end|be over|stop)|"
+    r"(?:i was|i were|i'm|im|i am|i'd be|i'll be|me) (?:\w+ )?(?:in|under) the ground|six feet under|"
+    r"in (?:a|my) (?:grave|coffin)|"
+    r"(?:don't|do not|dont|won't|wont|will not|never|not) (?:see|make it to|live to see|wake to) (?:the |another )?"
+    r"(?:morning|sunrise|tomorrow|daylight|dawn|next day)(?! (?:traffic|shift|rush|news|meeting|light|run|class))|"
     r"(?:hit|run over|killed) by (?:a|the) (?:truck|bus|car|train|lorry)|brakes (?:just )?(?:fail|failed)|"
     r"(?:take|takes|took|call|calls|called) me (?:home|away)|take me (?:now|tonight|soon|in my sleep)|"
     r"switch(?:ed)? (?:me )?off|me finished|follow (?:him|her|them)|be with (?:him|her|them|my \w+) again|"
@@ -232,6 +256,11 @@ _PASSIVE_DEATH = _rx(
     r"(?:don'?t|do not|didn'?t|did not|never|stopped) (?:even |really )?(?:care|caring|mind) (?:\w+ ){0,3}?"
     r"(?:if|whether) i(?:'m| am)? (?:live|die|wake|survive|make it|still alive|alive)(?! trying)|"
     r"idc (?:if|whether) i (?:live|die)|"
+    # the condition first, the welcome after: "if i died tonight idc", "dying wouldn't even be a bad thing"
+    r"if i (?:died|die|didn't wake up|didnt wake up|never woke up|was gone|wasn't here|wasnt here)(?: \w+){0,3}? "
+    r"(?:idc|i don't care|i dont care|i wouldn't care|i wouldnt care|who cares|so what|i'd be (?:fine|glad|relieved|"
+    r"happy|ok|okay|grateful))|(?:dying|death|being dead) (?:\w+ ){0,2}?(?:wouldn't|would not|wouldnt|isn't|is not|"
+    r"isnt|doesn't|does not) (?:even |really )?(?:be |seem |sound )?(?:a |that |so |too )?(?:bad|scary|terrible)|"
     r"(?:don'?t|do not) (?:even )?want (?:any )?(?:more|another) (?:days?|mornings?|years?|birthdays?)|"
     r"(?:don'?t|do not) (?:even )?want to see (?:next|another) (?:year|week|birthday|christmas|summer|day)|"
     r"(?:swap|trade|switch) places (?:with|w) (?:\w+ ){0,2}?in (?:a|the) (?:coffin|grave|ground|hospice|morgue)|"
@@ -327,7 +356,8 @@ _ON_EDGE = _rx(
     r"the (?:side|edge)|on the (?:tracks|railway line)"
 )
 _WISH = _rx(
-    r"wish\w*|hope|hoping|hoped|pray\w*|long(?:ing)? (?:to|for)|welcome|wouldn't mind|would not mind|'d not mind|"
+    r"wish\w*|hope|hoping|hoped|pray\w*|prefer|preferred|preferable|long(?:ing)? (?:to|for)|welcome|wouldn't mind|"
+    r"would not mind|'d not mind|"
     r"not mind|wouldn't care|don't care|not care|glad|grateful|relief|relieved|happy|happily|fine with|ok with|"
     r"okay with|wouldn't argue|won't argue|nice|easier|better off|better|rather|envy|jealous"
 )
@@ -343,7 +373,8 @@ _HARM_EVENT = _rx(
     r"actual) fire|(?:don't|didn't|dont|didnt|never|not) (?:make it|wake up|come home)|to (?:not|never) wake|"
     r"(?:the weather|the sea|the storm|it) (?:turns and )?takes me|get me out of here|"
     r"(?:illness|disease|infection|virus|dengue|covid|drink|drinking|flu|pneumonia|winter) (?:\w+ ){0,3}?(?:takes|take|"
-    r"finish\w*|kills?) me"
+    r"finish\w*|kills?) me|(?:something|someone|somebody|anything|anyone) (?:\w+ )?(?:kills?|killed|would kill|"
+    r"will kill) me"
 )
 _WANT = _rx(
     r"want\w*|wanna|need to|going to|gonna|imma|i'mma|ima|about to|ready to|ready|decided|decide|deciding|will|'ll|"
@@ -419,12 +450,13 @@ _PREP_ACT = _rx(
 )
 _LETHAL_Q = _rx(
     r"how many|how much|how high|how far|how deep|how long (?:does|would|will|did|do|until)|which (?:bridge|"
-    r"building|floor|pills?|tablets|one|method|way|is more|would be (?:quicker|faster))|what (?:dose|amount|height|"
+    r"building|floor|pills?|tablets|one|method|way|is more|would be (?:quicker|faster))|what(?:'s|"
+    r" is)? (?:the )?(?:dose|amount|height|"
     r"floor)|certain|guaranteed|for good|put (?:a guy|someone|somebody|me|a person) down|would (?:\w+ )?be enough|"
     r"what happens if (?:you|i|someone|a person) (?:take|took|swallow|jump|drink)|lethal|fatal|deadly|"
     r"painless\w*|quickest|fastest|easiest|surest|most reliable|least painful|does it hurt|would it hurt|"
     r"is it painful|enough to|surviv\w*|actually work|still work|work or|be sure|to be sure|odds|"
-    r"more likely|guarantee\w*|arteries|artery"
+    r"more likely|guarantee\w*|arteries|artery|(?:what|which) (?:part|spot|vein|side|place|area)s?"
 )
 # Dying as a generic act a question asks about ("the most painless way to kill yourself", "jumping or hanging").
 _GENERIC_DEATH = _rx(
@@ -438,7 +470,9 @@ _HOW_Q = _rx(
     r"fastest|surest|simplest|cleanest|least painful|most painless|most reliable|most effective|painless) "
     r"(?:way|method|option)s?|which (?:is|one is|method is|way is) (?:more|most|less|least|better|quicker|faster)|"
     r"(?:most|more) reliable|least painful|painless|does it hurt|would it hurt|is it painful|googl\w*|"
-    r"look(?:ing|ed)? up|search(?:ing|ed)? (?:for|up)|research(?:ing|ed)?"
+    r"look(?:ing|ed)? up|search(?:ing|ed)? (?:for|up)|research(?:ing|ed)?|(?:more|most) (?:fast|quick|easy|sure|"
+    r"certain|reliable|effective|painless)|faster|quicker|easier|surer|less pain\w*|(?:least|most) \w+ (?:way|method|"
+    r"option)s?|(?:what|which) (?:would|will|is|'s) (?:be )?the (?:best |right )?(?:way|method)"
 )
 #: The user saying a question is about themselves ("asking for myself", "it's been on my mind").
 _ASKING_FOR_ME = re.compile(
@@ -527,10 +561,42 @@ _SOFT_DEATH = _rx(
     r"(?:delete|erase|switch) (?:me|myself)(?: off)?|lie down for the last"
 )
 _SOFT_SH = _rx(r"on purpose|deliberately|punish(?:ing|ed)? (?:my ?self|my body)")
+# The word itself, as something in the user's life ("the suicidal thoughts are back", "suicide has been on my mind",
+# "suicidal since age 12"): read by the ``suicide_topic`` frame, with what follows or precedes it (_SUICIDE_HERE).
+_SUICIDE_WORD = _rx(
+    r"suicid(?:e|al|es)(?! (?:squad|doors?|sprints?|runs?|drills?|wings?|bomb\w*|vests?|missions?|"
+    r"prevention|awareness|hotlines?|helplines?|lines?|rates?|statistics|stats|forest|king|note|notes|letter|of|by|"
+    r"intervention|courses?|workshops?|first aid|safetalk|charity|walk|fundraiser|memorial|support group|"
+    r"among|in (?:the|men|women|young|teens|america|the uk)|risk assessments?|training|research|cases)\b)"
+)
+_SUICIDE_HERE = re.compile(
+    r"\b(?:(?:on|in|into|cross\w*) (?:my |the )?(?:mind|head|thoughts)|back|again|return\w*|creep\w*|"
+    r"keeps? (?:coming|popping|showing)|came back|coming back|come back|follow\w* me|haunt\w* me|won'?t leave|"
+    r"stuck|louder|stronger|worse|every (?:day|night|morning|single day)|all (?:day|night|the time)|constantly|"
+    r"non-?stop|(?:an? |my )?(?:real |only |actual |viable |good )?(?:option|answer|way out|solution)|tempt\w*|"
+    r"appeal\w*|calling (?:me|to me)|since (?:age|i was|\d+|middle|high|primary|year|childhood|my)|"
+    r"(?:years|months) ago|as a (?:teen|teenager|kid|child)|in (?:high school|middle school|college|uni|"
+    r"university|\d{4})|when i was|watch)\b"
+)
+#: Past-only markers of a suicide-topic finding: told as history unless it is back (``_AGAIN``).
+_SUICIDE_PAST = re.compile(
+    r"\b(?:since (?:age|i was|\d+|middle|high|primary|year|childhood)|(?:years|months) ago|as a (?:teen|teenager|"
+    r"kid|child)|in (?:high school|middle school|college|uni|university|\d{4})|when i was|watch|was|were|used to)\b"
+)
+_OWNED_BY_OTHER = re.compile(r"(?:\b(?:his|her|their|your)|\w+'s?) $")
+#: A third person near the word is its subject or owner ("my son has been suicidal", "she said the suicidal
+#: thoughts are back") unless it is the one being told ("i want to tell my therapist the suicidal thoughts are back").
+_TOLD_TO = re.compile(r"\s+(?:the|that|about|how|what|my)\b")
+#: Someone's death by suicide ("died by suicide", "lost a colleague to suicide"): grief, never the user's ideation.
+_DIED_BY = re.compile(
+    r"\b(?:died|dying|death|dead|killed|lost|losing|loss|attempted|committed|completed|suicide of)\b(?:\W+\w+){0,3}\W+"
+    r"(?:by|to|from|through|of)?\W*$|\b(?:by|to) $"
+)
 
 # -- guards ---------------------------------------------------------------------------------------------
 _MEDIA = _rx(
-    r"movie|film|show|series|season|episode|book|novel|story|stories|song|lyrics|album|character|protagonist|"
+    r"movie|film|show|series|season|episode|book|novel|(?<!my )(?<!my life )story|stories|song|lyrics|album|"
+    r"character|protagonist|"
     r"narrator|villain|hero|plot|scene|game|gaming|anime|manga|documentary|article|news|podcast|musical|"
     r"actor|actress|author|celebrity|essay|paper|assignment|coursework|thesis|homework|lecture|research "
     r"(?:paper|project)|statistics|study|studies|report|reporter|journalist|headline|poem|poetry|fiction|"
@@ -548,7 +614,7 @@ _MEDIA = _rx(
     r"admissions|risk assessments?|awareness|statistics|training)"
 )
 _GRIEF = _rx(
-    r"(?<!my )(?<!own )funeral|passed away|passed on|rip|memorial|grave|cemetery|anniversary of (?:his|her|"
+    r"(?<!my )(?<!own )funeral|passed away|passed on|rip|memorial|(?<!my )grave|cemetery|anniversary of (?:his|her|"
     r"their|my \w+'s)|"
     r"coffin|casket|eulogy|obituary|wake for|lost my (?:mum|mom|dad|brother|sister|friend|son|daughter|"
     r"husband|wife|partner|grandma|grandad|grandpa|grandmother|grandfather|uncle|aunt|cousin)|"
@@ -559,9 +625,14 @@ _IDIOM = re.compile(
     r"\b(?:dying (?:to|for|of)|die (?:of|from) (?:laughing|embarrassment|boredom|shame|cringe)|"
     r"(?:dead|deathly|death) (?:tired|serious|set|wrong|on|ringer|end|last)|to die for|kill(?:ing|ed)? it|"
     r"kill(?:ing)? time|(?:is|was|are|'s|'re|be|gonna|going to|will|'ll) (?:literally |actually |so )?kill(?:ing)? me|"
-    r"the death of me|dead (?:to me|inside|battery|phone|ass|lol|lmao)|i'm dead|i died|i'm dying(?= lol| lmao|!|$)|"
+    r"the death of me|dead (?:to me|inside|battery|phone|ass|lol|lmao)|"
+    r"(?<!after )(?<!when )(?<!once )(?<!morning )(?<!tonight )(?<!tomorrow )(?<!then )i'm dead(?! by| before| soon)|"
+    r"i died(?! (?:\w+ ){0,3}?(?:idc|i don't care|i dont care|who cares|i wouldn't care))|i'm dying(?= lol| lmao|!|"
+    r"$)|"
     r"end (?:things|it) (?:with|between)|(?:end|ending) things with|bored to death|scared to death|"
-    r"sick to death|worried to death|to death\b|over my dead body|deadline|dead end|dying (?:right now|rn)"
+    r"sick to death|worried to death|"
+    r"(?<!freeze )(?<!freezing )(?<!froze )(?<!bleed )(?<!bleeding )(?<!starve )(?<!starving )(?<!myself )to death\b|"
+    r"over my dead body|deadline|dead end|dying (?:right now|rn)"
     r"|(?:scared|afraid|terrified|worried|frightened|fear|feared|nervous|panick\w*|anxious|thought|felt like|"
     r"convinced)(?: that)?(?: [\w']+){0,3} (?:going to|gonna|will|'ll|would|might|was going to) die"
     r"|(?:rather|sooner) die than|laugh\w* so (?:hard|much)|(?:run|ran|running|move|moving) away"
@@ -571,7 +642,7 @@ _IDIOM = re.compile(
     r"|kill\w* (?:my|him|her|them)sel(?:f|ves) (?:studying|working|revising|training|running|trying)"
     r"|cut (?:ties|back|down|out|off|class|corners|my hair|the|some|him|her|them|carbs|sugar|costs|loose)"
     r"|burn(?:ed|t)? (?:out|the|my (?:dinner|toast|food|tongue))"
-    r"|jump(?:ed|ing)? (?:at|on|in|into (?:the (?:pool|lake|conversation|deep end))|ship|rope|the gun|"
+    r"|jump(?:ed|ing)? (?:at|on|in(?! front)|into (?:the (?:pool|lake|conversation|deep end))|ship|rope|the gun|"
     r"to (?:conclusions|it))"
     r"|shoot(?:ing)? (?:hoops|pool|a (?:message|text|photo|video|email)|my shot|the breeze)"
     r"|hang(?:ing)? (?:out|on|in there|up|with)|drop dead|pulling my hair out"
@@ -587,6 +658,9 @@ _DENY = re.compile(
     r"(?:nobody|no one) (?:needs|has|have) to worry about me|"
     r"zero (?:thoughts?|intention|plans?|desire|urges?))\b"
     r"(?!\W+(?:just |only )?(?:saying|joking|kidding|exaggerating|being dramatic|messing|scared|afraid)\b)"
+    # a transcript's restart is not a denial: "i'm not i'm going to end my life"
+    r"(?! (?:um |uh |like )?(?:i'm|im|i am|i'll|i will|i've|i)\b(?! (?:don't|do not|dont|won't|wont|can't|never|"
+    r"not)\b))"
     r"(?:\W+\w+){0,5}?\W+(?:suicid\w*|self[- ]?harm\w*|"
     r"going to (?:do|hurt|kill)|hurt\w* myself|kill\w* myself|harm\w* myself|want\w* to die|to die|in danger|"
     r"at risk|unsafe|a danger|in any danger|end\w* (?:it|my life)|death|dying)"
@@ -775,7 +849,7 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
             or (
                 means
                 and re.search(
-                    r"\b(?:yourself|myself|for me|kill|die|lethal|fatal|deadly|overdose|od|"
+                    r"\b(?:yourself|myself|for me|kill\w*|die|dies|lethal|fatal|deadly|overdose|od|"
                     r"surviv\w*|work|painless|sure)\b",
                     win,
                 )
@@ -934,6 +1008,29 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
         )
     ):
         add(Finding("wish_dead", "high", _ev(win, d), "not_being"))
+
+    # the suicide word as the user's experience: present in their mind, back, an option, or their history
+    for sw in g(_SUICIDE_WORD).finditer(win):
+        after, before = win[sw.end() : sw.end() + 60], win[max(0, sw.start() - 30) : sw.start()]
+        here = (
+            _SUICIDE_HERE.search(after)
+            # "the thoughts are back, the suicide ones" (not "the suicidal ones": people)
+            or (sw.group() == "suicide" and re.match(r"\W*(?:ones|kind|type|sort)\b", after))
+            or re.search(r"\b(?:mind|head|only|always|constantly)\W+(?:\w+\W+)?$", before)
+        )
+        near = " ".join(win[: sw.start()].split()[-5:])
+        if (
+            here is None
+            or grief
+            or _negated(win, sw)
+            or _OWNED_BY_OTHER.search(win, 0, sw.start())
+            or any(not _TOLD_TO.match(near, x.end()) for x in _subjects(near))
+            or _DIED_BY.search(before)
+        ):
+            continue
+        past = _SUICIDE_PAST.search(win) is not None and g(_AGAIN).search(after) is None
+        add(Finding("history" if past else "active_ideation", "high", _ev(win, sw, here), "suicide_topic"))
+        break
 
     # non-suicidal self-harm
     sh = g(_SH_ACT).search(win)
@@ -1305,7 +1402,7 @@ _NEVER = re.compile(r"(?!)")
 #: Classes at least one of which every frame needs; a text with none of them has no finding.
 _ANCHOR_CLASSES: tuple[str, ...] = (
     "_ATTEMPT_NOW", "_PASSIVE_DEATH", "_DEATH_SELF", "_DEATH", "_METHOD_ACT", "_MEANS", "_DRUG_QTY", "_ON_EDGE",
-    "_PREP_ACT", "_HISTORY", "_SH_ACT", "_GENERIC_DEATH", "_HARM_EVENT",
+    "_PREP_ACT", "_HISTORY", "_SH_ACT", "_GENERIC_DEATH", "_HARM_EVENT", "_SUICIDE_WORD",
 )  # fmt: skip
 
 
