@@ -578,11 +578,15 @@ _SUICIDE_HERE = re.compile(
     r"(?:years|months) ago|as a (?:teen|teenager|kid|child)|in (?:high school|middle school|college|uni|"
     r"university|\d{4})|when i was|watch)\b"
 )
-#: Past-only markers of a suicide-topic finding: told as history unless it is back (``_AGAIN``).
+#: Past-only markers after a suicide-topic word, and a past tense just before it ("was on suicide watch", "i was
+#: suicidal"): told as history unless it is back (``_AGAIN``).
 _SUICIDE_PAST = re.compile(
     r"\b(?:since (?:age|i was|\d+|middle|high|primary|year|childhood)|(?:years|months) ago|as a (?:teen|teenager|"
-    r"kid|child)|in (?:high school|middle school|college|uni|university|\d{4})|when i was|watch|was|were|used to)\b"
+    r"kid|child)|in (?:high school|middle school|college|uni|university|\d{4})|when i was|watch)\b"
 )
+_WAS_BEFORE = re.compile(r"\b(?:was|were|used to be|had been)\b(?:\W+\w+){0,2}\W+$")
+_MIND_BEFORE = re.compile(r"\b(?:mind|head|only|always|constantly)\W+(?:\w+\W+)?$")
+_THE_SUICIDE_ONES = re.compile(r"\W*(?:ones|kind|type|sort)\b")
 _OWNED_BY_OTHER = re.compile(r"(?:\b(?:his|her|their|your)|\w+'s?) $")
 #: A third person near the word is its subject or owner ("my son has been suicidal", "she said the suicidal
 #: thoughts are back") unless it is the one being told ("i want to tell my therapist the suicidal thoughts are back").
@@ -1011,12 +1015,12 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
 
     # the suicide word as the user's experience: present in their mind, back, an option, or their history
     for sw in g(_SUICIDE_WORD).finditer(win):
-        after, before = win[sw.end() : sw.end() + 60], win[max(0, sw.start() - 30) : sw.start()]
+        a, z = max(0, sw.start() - 30), min(len(win), sw.end() + 60)
         here = (
-            _SUICIDE_HERE.search(after)
+            _SUICIDE_HERE.search(win, sw.end(), z)
             # "the thoughts are back, the suicide ones" (not "the suicidal ones": people)
-            or (sw.group() == "suicide" and re.match(r"\W*(?:ones|kind|type|sort)\b", after))
-            or re.search(r"\b(?:mind|head|only|always|constantly)\W+(?:\w+\W+)?$", before)
+            or (_THE_SUICIDE_ONES.match(win, sw.end()) if sw.group() == "suicide" else None)
+            or _MIND_BEFORE.search(win, a, sw.start())
         )
         near = " ".join(win[: sw.start()].split()[-5:])
         if (
@@ -1025,11 +1029,13 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
             or _negated(win, sw)
             or _OWNED_BY_OTHER.search(win, 0, sw.start())
             or any(not _TOLD_TO.match(near, x.end()) for x in _subjects(near))
-            or _DIED_BY.search(before)
+            or _DIED_BY.search(win, a, sw.start())
         ):
             continue
-        past = _SUICIDE_PAST.search(win) is not None and g(_AGAIN).search(after) is None
-        add(Finding("history" if past else "active_ideation", "high", _ev(win, sw, here), "suicide_topic"))
+        past = (_SUICIDE_PAST.search(win, sw.end(), z) or _WAS_BEFORE.search(win, a, sw.start())) is not None
+        again = g(_AGAIN).search(win, sw.end(), z) is not None
+        cssrs = "history" if past and not again else "active_ideation"
+        add(Finding(cssrs, "high", _ev(win, sw, here), "suicide_topic"))
         break
 
     # non-suicidal self-harm
