@@ -1033,8 +1033,8 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
         ):
             continue
         past = (_SUICIDE_PAST.search(win, sw.end(), z) or _WAS_BEFORE.search(win, a, sw.start())) is not None
-        again = g(_AGAIN).search(win, sw.end(), z) is not None
-        cssrs = "history" if past and not again else "active_ideation"
+        back = g(_AGAIN).search(win, sw.end(), z) is not None
+        cssrs = "history" if past and not back else "active_ideation"
         add(Finding(cssrs, "high", _ev(win, sw, here), "suicide_topic"))
         break
 
