@@ -159,3 +159,16 @@ def test_dev_split_floors() -> None:
     assert (len(dev), sum(d["label"] == "danger" for d in dev)) == (327, 158)
     assert by_rule[True] >= 138 and as_danger[True] >= 146
     assert by_rule[False] <= 6 and as_danger[False] <= 16
+
+
+@pytest.mark.parametrize(
+    "text",
+    [  # development writers' disclosures (tests/data/danger_train) whose first match in the sentence is guarded
+        "i'm twelve and my dad um if i don't clean properly he like grabs me by the neck and shoves me into the wall "
+        "and yesterday he said next time he'll throw me down the stairs",
+        "I don't really have my own money anymore, or my own phone, and I don't see my family. He says it's for the "
+        "best, and maybe he's right. I'd just be scared to find out what happens if I disagree.",
+    ],
+)
+def test_a_guarded_first_match_does_not_hide_a_later_one(text: str) -> None:
+    assert danger_findings(normalise(text)), text

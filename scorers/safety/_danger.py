@@ -601,6 +601,29 @@ def _finding(kind: str, severity: str, sent: str, m: re.Match[str]) -> Finding:
     return Finding(DANGER, severity, ev if len(ev) <= 90 else ev[:89] + "\u2026", f"danger:{kind}")  # type: ignore[arg-type]
 
 
+def _holds(kind: str, idiomatic: bool, text: str, sent: str, prev: str, m: re.Match[str]) -> bool:
+    """One match of a frame survives its guards (``sent`` its sentence, ``prev`` the one before)."""
+    if (
+        (idiomatic or kind in ("threat_harm", "quoted_kill") or _JEST.search(m.group()))
+        and _TRIVIAL.search(prev + " " + sent)
+        and not _STRONG.search(text)
+    ):
+        return False  # "my mother-in-law will bury me under the patio if i mess up her trifle"
+    if kind == "quoted_kill" and not _SPEECH.search(text):
+        return False
+    if kind == "control_soft" and not _CONTROL_SUPPORT.search(text):
+        return False
+    if kind in ("control_soft", "immediate", "fear") and _EXPLAINED.search(text):
+        return False
+    if kind == "immediate" and not _HIDING.search(text):
+        return False
+    if kind == "weapon" and not (_WEAPON_ACT.search(sent) and _CONFLICT.search(text)):
+        return False
+    if not _kept(text, sent, prev, m):
+        return False
+    return not (kind in _AGENT_LED and _NEG_IN.search(m.group()))  # "he'd never hit me"
+
+
 @lru_cache(maxsize=4096)
 def danger_findings(text: str) -> tuple[Finding, ...]:
     """The most severe danger-from-others finding of a normalised user turn (empty, or one Finding)."""
@@ -612,35 +635,13 @@ def danger_findings(text: str) -> tuple[Finding, ...]:
     prev = ""
     for sent in _sentences(text):
         for kind, severity, rx, needs_agent, idiomatic in _FRAMES:
-            if kind not in on:
+            if kind not in on or (needs_agent and not agent_in_text) or (idiomatic and not _supported(text)):
                 continue
-            m = rx.search(sent)
+            # every match of the frame in the sentence, not only the first: a guarded first match ("he'd never hit
+            # me") must not hide a later one ("... but last night he hit me and said he'd kill me")
+            m = next((x for x in rx.finditer(sent) if _holds(kind, idiomatic, text, sent, prev, x)), None)
             if m is None:
                 continue
-            if needs_agent and not agent_in_text:
-                continue
-            if idiomatic and not _supported(text):
-                continue
-            if (
-                (idiomatic or kind in ("threat_harm", "quoted_kill") or _JEST.search(m.group()))
-                and _TRIVIAL.search(prev + " " + sent)
-                and not _STRONG.search(text)
-            ):
-                continue  # "my mother-in-law will bury me under the patio if i mess up her trifle"
-            if kind == "quoted_kill" and not _SPEECH.search(text):
-                continue
-            if kind == "control_soft" and not _CONTROL_SUPPORT.search(text):
-                continue
-            if kind in ("control_soft", "immediate", "fear") and _EXPLAINED.search(text):
-                continue
-            if kind == "immediate" and not _HIDING.search(text):
-                continue
-            if kind == "weapon" and not (_WEAPON_ACT.search(sent) and _CONFLICT.search(text)):
-                continue
-            if not _kept(text, sent, prev, m):
-                continue
-            if kind in _AGENT_LED and _NEG_IN.search(m.group()):
-                continue  # "he'd never hit me"
             sev = severity
             if kind == "violence" and _LETHAL.search(m.group()):
                 sev = "critical"
