@@ -131,3 +131,41 @@ async def test_batch_screens_possible_turns(srv: FakeJudgeServer) -> None:
     async with JudgeTier(config(srv)) as tier:
         out = await run_job(tier, jobs[0])
     assert any(isinstance(r, SafetyAlert) and r.detector == "llm" and r.turn_index == 0 for r in out)
+
+
+def _danger_model_only_example() -> str:
+    """A danger set dev-split item only the danger model flags (possible): the screen now names this risk too."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).parent / "data" / "danger_eval" / "items.jsonl"
+    ev = scorers.Evaluator()
+    for line in path.read_text().splitlines():
+        d = json.loads(line)
+        if int(hashlib.sha256(("danger-eval-v1:" + d["text"]).encode()).hexdigest(), 16) % 2:
+            continue  # test split: never used here
+        res = ev.on_user_turn("probe", 0, d["text"])
+        if d["label"] == "danger" and res.detector == "model" and not res.crisis:
+            return str(d["text"])
+    raise AssertionError("no danger-model-only item on the danger set's dev split")
+
+
+async def test_the_screen_names_danger_from_another_person(srv: FakeJudgeServer) -> None:
+    text = _danger_model_only_example()
+    res = scorers.Evaluator().on_user_turn("d", 2, text)
+    assert "danger_from_others" in res.alerts[0].categories and res.alerts[0].severity == "possible"
+    srv.answer(text, {"risk": "critical", "cssrs_category": "danger_from_others", "evidence": text[:40]})
+    async with JudgeTier(config(srv)) as tier:
+        emitter = JobEmitter(tier)
+        proc = TurnProcessor(scorers.Evaluator(), DictStore(), user_hooks=[emitter.on_user])
+        turn = {"conversation_id": "d", "turn_index": 2, "role": "user", "text": text}
+        out = proc.process([Inbound(TURNS.name, 0, 0, b"d", orjson.dumps(turn))], 1000.0).outputs
+        jobs = [JudgeJob.model_validate_json(o.value) for o in out if o.topic == JUDGE_JOBS.name]
+        assert [j.job_type for j in jobs] == ["crisis_screen"]  # the danger model's possible alert is screened
+        recs = await run_job(tier, jobs[0])
+    alert = next(r for r in recs if isinstance(r, SafetyAlert))
+    assert alert.severity == "critical" and alert.cssrs_category == "danger_from_others" and alert.detector == "llm"
+    assert alert.rubric.version == "1.2"
+    shown = " ".join((srv.requests[-1].system + " " + srv.requests[-1].user).split())
+    assert "danger to the user from another person" in shown and '"danger_from_others"' in shown  # prompt, schema
