@@ -208,13 +208,14 @@ def test_rules_2_13_look_alikes(text: str) -> None:
 
 
 def test_everyday_set_is_sealed_and_outside_training() -> None:
-    """The everyday set is the file its README's digest names, and no training text repeats one of its texts."""
+    """The everyday set is the file its README's digest names, and no training text (crisis or danger models')
+    repeats one of its texts."""
     path = DATA / "everyday_eval" / "items.jsonl"
     assert hashlib.sha256(path.read_bytes()).hexdigest() in (DATA / "everyday_eval" / "README.md").read_text()
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     assert sum(d["label"] == "crisis" for d in rows) == 195 and sum(d["label"] == "none" for d in rows) == 643
     seen = {d["text"].strip().lower() for d in rows}
-    for train in sorted((DATA / "crisis_train").glob("*.jsonl")):
+    for train in [*sorted((DATA / "crisis_train").glob("*.jsonl")), *sorted((DATA / "danger_train").glob("*.jsonl"))]:
         assert not any(json.loads(line)["text"].strip().lower() in seen for line in train.read_text().splitlines())
 
 
