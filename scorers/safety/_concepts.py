@@ -569,21 +569,21 @@ _SUICIDE_WORD = _rx(
     r"intervention|courses?|workshops?|first aid|safetalk|charity|walk|fundraiser|memorial|support group|"
     r"among|in (?:the|men|women|young|teens|america|the uk)|risk assessments?|training|research|cases)\b)"
 )
+#: When the suicide word was the user's (history): "suicidal since age 12", "on suicide watch in uni".
+_PAST_MARKERS = (
+    r"since (?:age|i was|\d+|middle|high|primary|year|childhood)|(?:years|months) ago|as a (?:teen|teenager|kid|"
+    r"child)|in (?:high school|middle school|college|uni|university|\d{4})|when i was|watch"
+)
 _SUICIDE_HERE = re.compile(
     r"\b(?:(?:on|in|into|cross\w*) (?:my |the )?(?:mind|head|thoughts)|back|again|return\w*|creep\w*|"
     r"keeps? (?:coming|popping|showing)|came back|coming back|come back|follow\w* me|haunt\w* me|won'?t leave|"
     r"stuck|louder|stronger|worse|every (?:day|night|morning|single day)|all (?:day|night|the time)|constantly|"
     r"non-?stop|(?:an? |my )?(?:real |only |actual |viable |good )?(?:option|answer|way out|solution)|tempt\w*|"
-    r"appeal\w*|calling (?:me|to me)|since (?:age|i was|\d+|middle|high|primary|year|childhood|my)|"
-    r"(?:years|months) ago|as a (?:teen|teenager|kid|child)|in (?:high school|middle school|college|uni|"
-    r"university|\d{4})|when i was|watch)\b"
+    r"appeal\w*|calling (?:me|to me)|since my|" + _PAST_MARKERS + r")\b"
 )
 #: Past-only markers after a suicide-topic word, and a past tense just before it ("was on suicide watch", "i was
 #: suicidal"): told as history unless it is back (``_AGAIN``).
-_SUICIDE_PAST = re.compile(
-    r"\b(?:since (?:age|i was|\d+|middle|high|primary|year|childhood)|(?:years|months) ago|as a (?:teen|teenager|"
-    r"kid|child)|in (?:high school|middle school|college|uni|university|\d{4})|when i was|watch)\b"
-)
+_SUICIDE_PAST = re.compile(r"\b(?:" + _PAST_MARKERS + r")\b")
 _WAS_BEFORE = re.compile(r"\b(?:was|were|used to be|had been)\b(?:\W+\w+){0,2}\W+$")
 _MIND_BEFORE = re.compile(r"\b(?:mind|head|only|always|constantly)\W+(?:\w+\W+)?$")
 _THE_SUICIDE_ONES = re.compile(r"\W*(?:ones|kind|type|sort)\b")
