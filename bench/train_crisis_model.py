@@ -183,9 +183,14 @@ def main(argv: list[str] | None = None) -> int:
     model["confirm"] = _dev_confirm(model, args.dev_high_fpr)
     print(f"confirm (lowest with dev crit+high FPR of rules OR anchor+model <= {args.dev_high_fpr}):", model["confirm"])
     if not args.dry_run:
-        OUT.write_text(json.dumps(model, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
-        print(f"wrote {OUT.relative_to(ROOT)} ({OUT.stat().st_size // 1024} KiB)")
+        write_model(OUT, model)
     return 0
+
+
+def write_model(path: Path, doc: dict[str, Any]) -> None:
+    """A model's JSON as every crisis and danger trainer writes it (compact, keys sorted: reproducible bytes)."""
+    path.write_text(json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size // 1024} KiB)")
 
 
 def _auc(scores: np.ndarray, y: np.ndarray) -> float:

@@ -40,7 +40,6 @@ import argparse
 import base64
 import hashlib
 import io
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -62,6 +61,7 @@ from train_crisis_model import (  # noqa: E402
     matrix,
     share_floor,
     training_rows,
+    write_model,
 )
 
 from scorers.safety._model import features  # noqa: E402
@@ -345,8 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{float(np.mean(p_every >= second['threshold'])):.4f} of {int(everyday.sum())} everyday messages)"
     )
     if not args.dry_run:
-        OUT.write_text(json.dumps(second, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
-        print(f"wrote {OUT.relative_to(ROOT)} ({OUT.stat().st_size // 1024} KiB)")
+        write_model(OUT, second)
         if near is not None:
             EXAMPLES.write_bytes(_npy(examples))
             print(f"wrote {EXAMPLES.relative_to(ROOT)} ({EXAMPLES.stat().st_size // 1024} KiB)")

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from danger_eval import danger_split  # noqa: E402  (this folder is on sys.path when the script runs)
-from train_crisis_model import _auc, cv_platt, fit, matrix, share_floor  # noqa: E402
+from train_crisis_model import _auc, cv_platt, fit, matrix, share_floor, write_model  # noqa: E402
 
 from scorers.safety._crisis import both_forms  # noqa: E402
 from scorers.safety._danger import danger_findings  # noqa: E402
@@ -159,8 +159,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"model {int((p >= th).sum())}, rules OR model {int((r | (p >= th)).sum())}"
             )
     if not args.dry_run:
-        OUT.write_text(json.dumps(model, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
-        print(f"wrote {OUT.relative_to(ROOT)} ({OUT.stat().st_size // 1024} KiB)")
+        write_model(OUT, model)
     return 0
 
 
