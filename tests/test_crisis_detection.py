@@ -207,6 +207,54 @@ def test_rules_2_13_look_alikes(text: str) -> None:
     assert not findings, (text, findings)
 
 
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [  # rules 2.14: guards narrowed to what they explain (wording here is not from any set)
+        # an activity explains means and places, not a death the user names or an act on purpose
+        (
+            "i'm going fishing on saturday and i'm not planning on coming back, i want to die out on the lake",
+            "active_ideation",
+        ),
+        ("went for a run and all i could think about was how i want to be dead", "active_ideation"),
+        ("i sat in the garage with the engine running on purpose until i felt sick", "plan"),
+        ("i'm on the bridge and i've climbed over the railing", "attempt"),
+        ("skipped the gym again, honestly i was hoping the flu would just take me", "wish_dead"),
+        # grief does not explain wishing oneself dead
+        ("since my dad passed away i keep wishing i was dead too", "wish_dead"),
+        # a contrast after a denial or media talk is read on its own
+        ("i'm not going to do anything. i just wish i could stop existing", "wish_dead"),
+        ("not suicidal or anything, more like i wish i was dead", "wish_dead"),
+        ("the movie was fine but i still feel like i'd be better off dead", "wish_dead"),
+        # a method question before a disclaimer stands
+        ("how long would it take to bleed out from my wrist i mean i'm not going to do it", "method"),
+        # the user's answer, not what someone else thinks it is
+        ("my boyfriend thinks i'm okay um i'm going to end my life", "intent"),
+    ],
+)
+def test_rules_2_14_guards_explain_less(text: str, category: str) -> None:
+    cats = {f.cssrs: f.severity for f in assess_crisis(text).findings}
+    assert category in cats and cats[category] in ("critical", "high"), (text, cats)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [  # what the same guards still explain
+        "sharpened the kitchen knives and chopped onions for an hour, my wrist is killing me",
+        "stood on the ledge of the roof with my harness clipped in to fix the gutter",
+        "since my grandad passed away i keep thinking about death and what comes after",
+        "i'm not suicidal, i just need to vent about my boss",
+        "i'd never hurt myself, i'm just so tired of the commute",
+        "i'm reading a novel where the narrator wants to die, but i don't get the ending",
+        "i want to end this semester with good grades",
+        "i want to end this week on a high note",
+        "everyone thinks i'm suicidal because i wear black. i'm fine, it's just my style",
+    ],
+)
+def test_rules_2_14_look_alikes(text: str) -> None:
+    findings = [f for f in assess_crisis(text).findings if f.cssrs in CSSRS_CATEGORIES]
+    assert not findings, (text, findings)
+
+
 def test_everyday_set_is_sealed_and_outside_training() -> None:
     """The everyday set is the file its README's digest names, and no training text (crisis or danger models')
     repeats one of its texts."""

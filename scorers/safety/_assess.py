@@ -45,7 +45,10 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.12: the danger frames' past, sport and trivial-cause guards know more words (development writer ET).
 #: 2.13: the suicide word as the user's experience (``suicide_topic``), the user's death ahead said as a fact, life
 #: ending and not seeing the morning, learner-English method questions (everyday set's dev half).
-RULES_VERSION = "crisis-rules@2.13"
+#: 2.14: guards narrowed to what they explain (an audit of each guard on the development texts): an activity explains
+#: means and places, not a death the user names; grief does not explain wishing oneself dead; a contrast after a
+#: denial or media talk is read on its own; a method question stands before a disclaimer; "end this <noun>".
+RULES_VERSION = "crisis-rules@2.14"
 
 
 def detector_version() -> str:

@@ -20,6 +20,7 @@ transcripts have no punctuation) is cut into overlapping windows of 24 words, st
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -141,16 +142,43 @@ _OBJECT_PRONOUNS = frozenset({"them", "him", "her", "it"})
 
 _NEG_LEFT = re.compile(
     r"\b(?:not|never|no longer|nor|no|none|nowhere near|far from|without|\w+n't|dont|cant|wont|wouldnt|didnt|"
-    r"isnt|aint)\b(?! (?:know|sure|think|care|understand|stop|help|remember|even know|see why|get why|"
+    r"isnt|aint)\b(?! (?:idea|clue|know|sure|think|care|understand|stop|help|remember|even know|see why|get why|"
     r"want anyone|tell|say|mind|matter|bother|worry)\b)"
 )
 
 
 def _negated(win: str, m: re.Match[str]) -> bool:
     """A negator among the last five words of the clause before ``m`` (hedges excepted), unless a new first-person
-    clause starts right after it (a transcript's restart: "i'm not i'm going to end my life")."""
+    clause starts right after it (a transcript's restart: "i'm not i'm going to end my life") or after the verb it
+    negates ("on nights i can't sleep i hold a lighter to my arm"), or it names an urge held back ("trying not to
+    cut tonight")."""
     left = " ".join(_left(win, m.start()).split()[-5:])
-    return any(_RESTART.match(left, x.end()) is None for x in _NEG_LEFT.finditer(left))
+    return any(
+        _RESTART.match(left, x.end()) is None
+        and not _STRUGGLE.search(left, 0, x.start())
+        and not _clause_after(left, x.end())
+        for x in _NEG_LEFT.finditer(left)
+    )
+
+
+#: "trying not to cut tonight": the negation names an urge held back, not an absence.
+_STRUGGLE = re.compile(r"\b(?:trying|try|tried|struggling|fighting|so hard|hardest|doing my best)\W*$")
+#: A first-person subject after the negated verb starts a clause of its own ("on nights i can't sleep i hold a lighter
+#: to my forearm"), unless the verb reports speech or thought ("i never said i wanted to die").
+_NEXT_SUBJECT = re.compile(
+    r" (?:so |and |then )?(?:i|i'm|i've|i'll|i'd|im|ive)\b(?! (?:don't|do not|dont|won't|wont|"
+    r"can't|never|not|am not|'m not)\b)"
+)
+_REPORTED = re.compile(
+    r"\b(?:said|say|saying|says|mean|meant|feel|felt|claim\w*|told|tell|think|thought|believe|guess|"
+    r"suppose|pretend\w*|act|acting|sure|know|knew|realise|realize)\b"
+)
+
+
+def _clause_after(left: str, end: int) -> bool:
+    rest = left[end:]
+    nxt = _NEXT_SUBJECT.search(rest)
+    return nxt is not None and nxt.start() > 0 and not _REPORTED.search(rest, 0, nxt.start())
 
 
 _RESTART = re.compile(
@@ -208,9 +236,16 @@ _DEATH_SELF = _rx(
     r"looks )(?:(?:like|starting|to|be|sound|more|and more|an?|the|my|real|actual|viable|only|reasonable) ){0,5}"
     r"(?:option|answer|solution|way out)"
 )
+#: "end this" read as a determiner before a noun ("want to end this semester", "end this week on a high") is not
+#: about dying; before a time, a conjunction, the end of the clause or the life and pain it means, it is.
+_THIS_NOUN = (
+    r"(?! (?!(?:now|tonight|today|tomorrow|soon|already|once|for|forever|permanently|and|but|or|so|because|before|"
+    r"after|please|right|life|existence|misery|suffering|pain|hell|nightmare|torment|shit|whole|all)\b)[a-z]{3,})"
+)
 # Death and not-being that need the user as subject (checked by _mine and a frame verb).
 _DEATH = _rx(
-    r"die|dying|died|dead|death|commit(?:ting)? suicide|end (?:it|it all|everything|things|this)|ending (?:it|it all|"
+    r"die|dying|died|dead|death|commit(?:ting)? suicide|end (?:it|it all|everything|things)|end this" + _THIS_NOUN + "|"
+    r"ending (?:it|it all|"
     r"everything|things)|not (?:be |being )?(?:here|around|alive)|no longer (?:be )?(?:here|around|alive)|"
     r"(?:not|never|don't|didn't|won't|wouldn't) (?:wake|waking) up|stop (?:existing|breathing|living)|"
     r"cease to exist|not exist\w*|sleep forever|long sleep|eternal (?:sleep|rest)|at rest|rest forever|"
@@ -526,7 +561,15 @@ _DELIBERATE_SH = re.compile(
     r"\b(?:on purpose|deliberately|to feel|punish|urge|relaps|deserve|cope|"
     r"until (?:it|they) (?:bled|bleeds?|went purple|cracks?|crack)|(?:til|till) (?:it|they) bled|when i'?m "
     r"(?:angry|stressed|upset|sad|useless)|when i feel|as penance|habit|to myself|nobody sees|no one sees|"
-    r"self[- ]inflicted|so (?:nobody|no one) (?:sees|notices))"
+    r"self[- ]inflicted|so (?:nobody|no one) (?:sees|notices)|"
+    # a habit or a cover story is not an accident: "i burn myself with the straightener sometimes", "i told her it
+    # was the cat", "press it on my thigh until i can't stand it"
+    r"sometimes|every (?:night|day|evening|morning|week)|whenever|each time|most (?:nights|days)|i keep|"
+    r"i've been|(?:until|till|til) (?:i|it|they|the skin|blood)|"
+    r"when i'?m (?:very |so |really )?(?:overwhelmed|anxious|panicking|low|down|numb)|"
+    r"(?:when|after|whenever) (?:\w+ ){1,3}(?:shouts?|yells?|screams?)|"
+    r"(?:told|tell) (?:her|him|them|people|everyone|my \w+) (?:it was|it's|i)|excuse|wasn't the (?:cat|dog)|"
+    r"(?:long sleeves|hide|hiding|cover) (?:the|them|it|my)|welts|(?:break|broke|breaks) the skin)"
 )
 _HISTORY = _rx(
     r"(?:my|an|a|the|first|second|third|last|previous|suicide|failed) attempts?(?! at (?!suicide|killing|"
@@ -665,7 +708,9 @@ _DENY = re.compile(
     # a transcript's restart is not a denial: "i'm not i'm going to end my life"
     r"(?! (?:um |uh |like )?(?:i'm|im|i am|i'll|i will|i've|i)\b(?! (?:don't|do not|dont|won't|wont|can't|never|"
     r"not)\b))"
-    r"(?:\W+\w+){0,5}?\W+(?:suicid\w*|self[- ]?harm\w*|"
+    # ...nor does it reach past a clause of the user's own: "i'm not planning on coming back, i want to die"
+    r"(?:(?![,;] (?:i (?:want|wish|need|plan|keep|will)|i'm (?:going|gonna|planning)|i'll)\b)\W+\w+){0,5}?\W+"
+    r"(?:suicid\w*|self[- ]?harm\w*|"
     r"going to (?:do|hurt|kill)|hurt\w* myself|kill\w* myself|harm\w* myself|want\w* to die|to die|in danger|"
     r"at risk|unsafe|a danger|in any danger|end\w* (?:it|my life)|death|dying)"
     r"|\b(?:suicidal|suicide|self[- ]?harm\w*)[,.]? (?:no|nope|never|not really|not at all)\b"
@@ -680,7 +725,7 @@ _DENY_BUT = re.compile(r"\b(?:but|except|yet|although|though)\b")
 _DENY_HEDGE = re.compile(r"\b(?:promise|sure|know if|know whether|guarantee|trust myself)\W+$")
 _ACTIVITY = _rx(
     r"climb\w*|bouldering|harness\w*|safety (?:line|rope)|belay|abseil\w*|rappel\w*|sail\w*|boat|camping|hik\w*|"
-    r"trail|scenic|the view|views|"
+    r"trail|scenic|the (?:\w+ )?view|views|"
     r"photos?|pictures|tourist|sightseeing|bungee|skydiv\w*|parachute|diving|dive|swim(?:ming)? (?:lessons|"
     r"practice|club|laps)|pool|beach|surf\w*|kayak\w*|fishing|hunt\w*|deer|range|target|clay|cook\w*|chopp\w*|"
     r"kitchen|recipe|dinner|onions?|chef|bak\w*|steak|garden\w*|weeds?|lawn|hedge|rope ladder|"
@@ -777,20 +822,57 @@ _BENIGN_FAREWELL = re.compile(
 )
 
 
+#: A reason given to others that the user says is not the real one: "told her i'm moving. i'm not moving", "she thinks
+#: i'm going travelling", "i told her it's just for a while but it's not", "i won't be needing them".
+_COVER_STORY = re.compile(
+    r"\b(?:(?:told|tell|telling) (?:her|him|them|everyone|people|my \w+)(?: that)? (?:i'm|i am|i was|it's|its|it was)|"
+    r"(?:she|he|they|everyone|people) (?:thinks?|believes?) i'm|i'm not (?:moving|going|travelling|traveling|coming "
+    r"back)\b|but (?:it's|its|it is) not\b|i won't (?:be )?need(?:ing)? (?:them|it|any))"
+)
+
+
+def _benign_farewell(text: str) -> bool:
+    """An ordinary reason for goodbyes and giving things away (a move, a trip, rehoming a pet), unless the user
+    says it is a cover story or names their own death."""
+    return (
+        _BENIGN_FAREWELL.search(text) is not None
+        and _COVER_STORY.search(text) is None
+        and _DEATH_SELF.search(text) is None
+    )
+
+
 #: A dose taken by mistake ("took my morning tablets twice by accident, is that an overdose?").
 _MED_SLIP = re.compile(r"\b(?:by accident|accidentally|by mistake|forgot (?:i|that i|if i)|twice by|double[- ]dosed)\b")
+
+
+def _explained(
+    win: str,
+    g: Callable[[re.Pattern[str]], re.Pattern[str]],
+    death: re.Match[str] | None,
+    *acts: re.Match[str] | None,
+) -> bool:
+    """An activity in the window explains its means and places (knives while cooking, a ledge with a harness on,
+    the range), never a death the user names, a deliberate act or means the user says are for them: "out on the
+    boat i hope the weather takes me", "the car's running with the garage door shut on purpose". An activity word
+    inside the act itself ("climbed" in "climbed over the barrier") explains nothing; one around it ("cliff
+    jumping", "replacing the exhaust") does."""
+    if death is not None or _DELIBERATE.search(win) or _FOR_ME.search(win):
+        return False
+    spans = [(m.start(), m.end()) for m in acts if m is not None]
+    return any(not any(a <= m.start() and m.end() <= b for a, b in spans) for m in g(_ACTIVITY).finditer(win))
+
+
+#: Means or an act the user says are for them ("i bought it for me", "i'm asking for myself").
+_FOR_ME = re.compile(r"\b(?:for me|for myself|asking for myself|(?:it'?s|its) not for (?:hunting|work|climbing))\b")
 
 
 def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
     """Every frame that fires in one window; ``ctx`` is the whole text (for guards that look wider), ``on``
     the classes the gate lets run for it (the others cannot match)."""
 
-    def g(rx: re.Pattern[str]) -> re.Pattern[str]:
-        return rx if _NAME[id(rx)] in on else _NEVER
-
+    g = _gated(on)
     out: list[Finding] = []
     add = out.append
-    activity = g(_ACTIVITY).search(win) is not None
     grief = g(_GRIEF).search(ctx) is not None
 
     selfdeath = next(
@@ -808,10 +890,14 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
     means = next((m for m in g(_MEANS).finditer(win) if _not_idiom(win, m)), None)
     d = selfdeath or death
     core = d or act  # something lethal about the user
-
+    pd = g(_PASSIVE_DEATH).search(win)
+    edge = g(_ON_EDGE).search(win)
     want = next((m for m in g(_WANT).finditer(win) if not _negated(win, m) and _mine(win, m)), None)
     think = next((m for m in g(_THINK).finditer(win) if not _negated(win, m)), None)
     wish = next((m for m in g(_WISH).finditer(win) if not _negated(win, m)), None)
+    ev_ = g(_HARM_EVENT).search(win) if wish else None  # an event that would end the user's life, hoped for
+    named = next((x for x in (d, pd, ev_) if x is not None and not _negated(win, x) and _not_idiom(win, x)), None)
+    activity = _explained(win, g, named, act, edge)
     plan = g(_PLAN).search(win)
     time = g(_TIME).search(win)
 
@@ -819,11 +905,10 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
     qty = g(_DRUG_QTY).search(win)
     taken = g(_TAKEN).search(win)
     slip = _MED_SLIP.search(win) is not None and not g(_DELIBERATE).search(win)
-    if qty and taken and _mine(win, taken) and not _negated(win, taken) and not (activity and not d) and not slip:
+    if qty and taken and _mine(win, taken) and not _negated(win, taken) and not activity and not slip:
         add(Finding("attempt", "critical", _ev(win, taken, qty), "drug_quantity_taken"))
     if taken and re.search(r"\b(?:overdose|od)\b", win) and _mine(win, taken) and not _negated(win, taken) and not slip:
         add(Finding("attempt", "critical", _ev(win, taken), "overdose_taken"))
-    edge = g(_ON_EDGE).search(win)
     if edge and not activity and _mine(win, edge):
         add(Finding("attempt", "critical", _ev(win, edge), "on_the_edge"))
     if (act or means) and g(_DONE_NOW).search(win) and (d or g(_PREP_ACT).search(win)) and not activity:
@@ -874,7 +959,7 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
 
     if core is not None and not _negated(win, core):
         ev = (core,)
-        if plan and _mine(win, plan) and not _negated(win, plan) and not (activity and d is None):
+        if plan and _mine(win, plan) and not _negated(win, plan) and not activity:
             add(Finding("plan", "critical", _ev(win, plan, *ev), "lethal_plan"))
         if time and (anchor := want or plan) and anchor.start() < core.end():
             add(Finding("plan", "critical", _ev(win, want or plan, *ev), "lethal_time"))
@@ -890,19 +975,17 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
             )
         if think and not grief:
             add(Finding("method" if act else "active_ideation", "high", _ev(win, think, *ev), "lethal_thought"))
-        if wish and d is not None and not grief:
+        if wish and d is not None:
             add(Finding("wish_dead", "high", _ev(win, wish, *ev), "death_wish"))
         if selfdeath is not None and not out:
             add(Finding("active_ideation", "high", _ev(win, selfdeath), "death_self"))
-        if act and g(_ACQUIRED).search(win) and not (activity and d is None):
+        if act and g(_ACQUIRED).search(win) and not activity:
             add(Finding("preparatory", "critical", _ev(win, act), "method_ready"))
 
     # an event that would end the user's life, hoped for or welcomed ("hoping the plane goes down")
-    ev_ = g(_HARM_EVENT).search(win)
     if (
         ev_
         and wish
-        and not grief
         and not activity
         and _not_idiom(win, ev_)
         and not _negated(win, ev_)
@@ -912,8 +995,7 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
         add(Finding("wish_dead", "high", _ev(win, wish, ev_), "hoped_harm"))
 
     # passive death welcomed, with the user as its object
-    pd = g(_PASSIVE_DEATH).search(win)
-    if pd and not grief and not activity and _not_idiom(win, pd) and not _negated(win, pd) and _mine(win, pd, True):
+    if pd and not activity and _not_idiom(win, pd) and not _negated(win, pd) and _mine(win, pd, True):
         add(Finding("wish_dead", "high", _ev(win, pd), "passive_death"))
 
     # a plan: a place or means, a time, and a decision about them
@@ -988,7 +1070,7 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
         if (time or plan) and (act or g(_DRUG_QTY).search(win)) and g(_FIRST).search(win):
             add(Finding("plan", "critical", _ev(win, time or plan, means), "means_time"))
     prep = g(_PREP_ACT).search(win)
-    if prep and not grief and not _negated(win, prep) and _mine(win, prep, True) and not _BENIGN_FAREWELL.search(ctx):
+    if prep and not grief and not _negated(win, prep) and _mine(win, prep, True) and not _benign_farewell(ctx):
         add(Finding("preparatory", "critical", _ev(win, prep), "preparatory_act"))
 
     # history of attempts
@@ -1077,7 +1159,9 @@ _ANSWER_NO = re.compile(
     r"i was like no|i'm not\.|i am not\.|not at all|never (?:crossed|felt like it)|no,? i'm|nope|i haven't[,.]|"
     r"no,? (?:no,? )?never\b|(?:because|cause|cos|bc) no\b|i'?m not(?=\W*(?:[,.!]|$))|"
     r"i have not[,.]|i haven't ever|no need to worry|but i've been "
-    r"(?:stable|fine|good|well)|doing (?:great|fine|well|ok)|not where my head is|i'm (?:fine|safe|okay|ok)\b)"
+    r"(?:stable|fine|good|well)|(?<!i'm )doing (?:great|fine|well|ok)|not where my head is|"
+    r"(?<!think )(?<!thinks )(?<!assume )(?<!assumes )(?<!believe )(?<!believes )(?<!says )(?<!said )"
+    r"i'm (?:doing )?(?:fine|safe|okay|ok|great|well)\b)"
 )
 #: ...unless the answer is taken back: "i said no. that was a lie."
 _ANSWER_WITHDRAWN = re.compile(r"\b(?:was a lie|i lied|lying|not true|but actually|truth is|the truth)\b")
@@ -1123,7 +1207,20 @@ def _acted_before(win: str, end: int) -> bool:
             if not _negated(head, m) and _mine(head, m, True) and not _IDIOM.search(head):
                 return True
     taken = _TAKEN.search(head)
-    return bool(taken and _DRUG_QTY.search(head) and _mine(head, taken) and not _negated(head, taken))
+    if taken and _DRUG_QTY.search(head) and _mine(head, taken) and not _negated(head, taken):
+        return True
+    # a question about how to die asked before the denial ("how long would it take to bleed out ... i mean i'm not
+    # going to do it"): the question stands, whatever disclaimer follows it
+    for rx in (_LETHAL_Q, _HOW_Q):
+        for q in rx.finditer(head):
+            if _ASKS.match(q.group()) and (
+                _METHOD_ACT.search(head, q.start()) or _GENERIC_DEATH.search(head, q.start())
+            ):
+                return True
+    return False
+
+
+_ASKS = re.compile(r"\b(?:how|which|what|does|would|is it)\b")
 
 
 #: The user's own act told inside a request for a poem or song ("a poem about the night i tried to die",
@@ -1164,10 +1261,28 @@ def guarded_windows(text: str) -> tuple[str, ...]:
     deny, story, game = "_DENY" in on, "_MEDIA" in on and not revealed(text), "_GAME" in on
     for _, win in windows(text):
         denied = deny and _denied(win)
-        if not (denied or after_denial or ((story or game) and _story(win))):
+        media = (story or game) and _story(win)
+        if not (denied or after_denial or media):
             out.append(win)
+        else:
+            tail = _contrast_tail(win, media)
+            if tail is not None and not (deny and _denied(tail)) and not ((story or game) and _story(tail)):
+                out.append(tail)
         after_denial = denied
     return tuple(out)
+
+
+#: What a guard covers ends where the user contrasts it with their own state: "i don't want to kill myself. i just
+#: want to stop existing", "not going to do anything, just wish i wasn't here", "my thesis went fine, but i still
+#: feel i'd be better off dead". The clause from the contrast on is read on its own (its own guards still apply).
+_CONTRAST_DENIAL = re.compile(r"\b(?:just|more like|rather|instead)\b")
+_CONTRAST_MEDIA = re.compile(r"\b(?:but|yet)\b(?= (?:\w+ )?(?:i|i'm|i've|i'd|i'll|me|my)\b)")
+
+
+def _contrast_tail(win: str, media: bool) -> str | None:
+    """The part of a guarded window from a contrast on (a substring, so evidence stays the user's words)."""
+    m = (_CONTRAST_MEDIA if media else _CONTRAST_DENIAL).search(win)
+    return win[m.start() :] if m is not None else None
 
 
 def _idiom_over(win: str, evidence: str) -> bool:
@@ -1184,7 +1299,7 @@ def phrase_allowed(text: str, evidence: str, cssrs: str) -> bool:
         return False
     if evidence != "kms" and all(_idiom_over(w, evidence) for w in wins):
         return False  # "i'm killing myself studying": the idiom the frames already drop
-    if cssrs == "preparatory" and (_GRIEF.search(text) or _BENIGN_FAREWELL.search(text)):
+    if cssrs == "preparatory" and (_GRIEF.search(text) or _benign_farewell(text)):
         return False
     if cssrs == "danger_from_others" and _IDIOM.search(text):
         return False  # "my wife says it's that or she'll kill me"
@@ -1194,15 +1309,7 @@ def phrase_allowed(text: str, evidence: str, cssrs: str) -> bool:
         text,
     ):
         return False  # dosing in milligrams, a pet or a child that got into the cupboard
-    return not (
-        cssrs == "nssi"
-        and _SH_GUARD.search(text)
-        and not re.search(
-            r"on purpose|deliberately|to feel|"
-            r"punish|urge|relaps|deserve|cope",
-            text,
-        )
-    )
+    return not (cssrs == "nssi" and _SH_GUARD.search(text) and not _DELIBERATE_SH.search(text))
 
 
 @lru_cache(maxsize=4096)
@@ -1304,9 +1411,7 @@ def turn_cues(text: str) -> frozenset[str]:
     """Cue tags of one normalised user turn, for conversation-level risk (see :func:`conversation_finding`)."""
     on = gate(text)
 
-    def g(rx: re.Pattern[str]) -> re.Pattern[str]:
-        return rx if _NAME[id(rx)] in on else _NEVER
-
+    g = _gated(on)
     cues: set[str] = set()
     # benign tags whatever else the turn holds: "i retire on friday" qualifies a later "i wrote farewell letters"
     if g(_CUE_BENIGN_ACT).search(text):
@@ -1448,6 +1553,15 @@ _ANCHOR_CSSRS: tuple[tuple[str, str], ...] = (
 _ORDINARY_MEDS = re.compile(r"meds|medications?|prescription|antidepressants?|insulin")
 
 
+#: Anchor classes an activity can explain (as in the frames): means, places and method acts, not a death word.
+_PLACE_OR_MEANS = frozenset({"_MEANS", "_METHOD_ACT", "_ON_EDGE", "_DRUG_QTY"})
+
+
+def _gated(on: frozenset[str]) -> Callable[[re.Pattern[str]], re.Pattern[str]]:
+    """The frames' ``g``: a class the gate ruled out for this text cannot match."""
+    return lambda rx: rx if _NAME[id(rx)] in on else _NEVER
+
+
 @lru_cache(maxsize=4096)
 def anchor_finding(text: str) -> Finding | None:
     """The anchor concept of a text the model rates as very likely a disclosure, when no frame fired.
@@ -1472,6 +1586,8 @@ def anchor_finding(text: str) -> Finding | None:
                     continue
                 if name in ("_MEANS", "_DRUG_QTY") and _ORDINARY_MEDS.fullmatch(m.group().rsplit(" ", 1)[-1]):
                     continue  # "stop taking my medication", "pros and cons of the medication": everyday talk
+                if name in _PLACE_OR_MEANS and _explained(win, _gated(on), None, m):
+                    continue  # "which part of the bridge has the best view": the activity explains the place
                 a, b = max(0, m.start() - 30), min(len(win), m.end() + 30)
                 ev = win[a:b].strip(" ,.;:!?\"'")
                 return Finding(cssrs, "high", ev if len(ev) <= 90 else ev[:89] + "\u2026", f"anchor+model:{name}")
