@@ -1553,10 +1553,6 @@ _ANCHOR_CSSRS: tuple[tuple[str, str], ...] = (
 _ORDINARY_MEDS = re.compile(r"meds|medications?|prescription|antidepressants?|insulin")
 
 
-#: Anchor classes an activity can explain (as in the frames): means, places and method acts, not a death word.
-_PLACE_OR_MEANS = frozenset({"_MEANS", "_METHOD_ACT", "_ON_EDGE", "_DRUG_QTY"})
-
-
 def _gated(on: frozenset[str]) -> Callable[[re.Pattern[str]], re.Pattern[str]]:
     """The frames' ``g``: a class the gate ruled out for this text cannot match."""
     return lambda rx: rx if _NAME[id(rx)] in on else _NEVER
@@ -1586,8 +1582,6 @@ def anchor_finding(text: str) -> Finding | None:
                     continue
                 if name in ("_MEANS", "_DRUG_QTY") and _ORDINARY_MEDS.fullmatch(m.group().rsplit(" ", 1)[-1]):
                     continue  # "stop taking my medication", "pros and cons of the medication": everyday talk
-                if name in _PLACE_OR_MEANS and _explained(win, _gated(on), None, m):
-                    continue  # "which part of the bridge has the best view": the activity explains the place
                 a, b = max(0, m.start() - 30), min(len(win), m.end() + 30)
                 ev = win[a:b].strip(" ,.;:!?\"'")
                 return Finding(cssrs, "high", ev if len(ev) <= 90 else ev[:89] + "\u2026", f"anchor+model:{name}")
