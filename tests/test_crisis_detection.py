@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from pathlib import Path
 
 import orjson
@@ -529,3 +530,24 @@ def test_an_anchor_the_model_confirms_is_high_and_obliges_resources() -> None:
         "my brother keeps talking about the bridge and jumping, i'm scared for him",
     ):
         assert anchor_finding(normalise(text)) is None, text
+
+
+def test_guard_audit_switches_a_guard_off_and_restores_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench/guard_audit.py counts what a guard costs by switching it off: the activity guard saves the harness
+    negative, the denial guard drops nothing here, and both guards work again afterwards."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import guard_audit
+
+    items = [
+        ("stood on the ledge of the roof with my harness clipped in to fix the gutter", False, "t"),
+        ("i want to kill myself tonight", True, "t"),
+    ]
+    monkeypatch.setattr(guard_audit, "development_texts", lambda: items)
+    assert guard_audit.main(["_ACTIVITY", "_denied", "--examples", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "_ACTIVITY          crises it drops    0   negatives it saves    1" in out
+    assert "_denied            crises it drops    0   negatives it saves    0" in out
+    assert "harness clipped in" in out
+    assert guard_audit.alerting(items) == [False, True]  # the guards are back
