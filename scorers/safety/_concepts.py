@@ -147,6 +147,10 @@ _NEG_LEFT = re.compile(
 )
 
 
+#: A first-person subject not itself negated: it starts a new clause ("i'm not i'm going to...").
+_UNNEGATED = r"(?! (?:don't|do not|dont|won't|wont|can't|never|not|am not|'m not)\b)"
+
+
 def _negated(win: str, m: re.Match[str]) -> bool:
     """A negator among the last five words of the clause before ``m`` (hedges excepted), unless a new first-person
     clause starts right after it (a transcript's restart: "i'm not i'm going to end my life") or after the verb it
@@ -165,10 +169,7 @@ def _negated(win: str, m: re.Match[str]) -> bool:
 _STRUGGLE = re.compile(r"\b(?:trying|try|tried|struggling|fighting|so hard|hardest|doing my best)\W*$")
 #: A first-person subject after the negated verb starts a clause of its own ("on nights i can't sleep i hold a lighter
 #: to my forearm"), unless the verb reports speech or thought ("i never said i wanted to die").
-_NEXT_SUBJECT = re.compile(
-    r" (?:so |and |then )?(?:i|i'm|i've|i'll|i'd|im|ive)\b(?! (?:don't|do not|dont|won't|wont|"
-    r"can't|never|not|am not|'m not)\b)"
-)
+_NEXT_SUBJECT = re.compile(r" (?:so |and |then )?(?:i|i'm|i've|i'll|i'd|im|ive)\b" + _UNNEGATED)
 _REPORTED = re.compile(
     r"\b(?:said|say|saying|says|mean|meant|feel|felt|claim\w*|told|tell|think|thought|believe|guess|"
     r"suppose|pretend\w*|act|acting|sure|know|knew|realise|realize)\b"
@@ -181,10 +182,7 @@ def _clause_after(left: str, end: int) -> bool:
     return nxt is not None and nxt.start() > 0 and not _REPORTED.search(rest, 0, nxt.start())
 
 
-_RESTART = re.compile(
-    r" (?:um |uh |like )?(?:i'm|im|i am|i'll|i will|i've|i)\b(?! (?:don't|do not|dont|won't|wont|can't|never|not|"
-    r"am not|'m not)\b)"
-)
+_RESTART = re.compile(r" (?:um |uh |like )?(?:i'm|im|i am|i'll|i will|i've|i)\b" + _UNNEGATED)
 
 
 # -- concepts -------------------------------------------------------------------------------------------
