@@ -288,7 +288,9 @@ def test_with_crisis_screen_the_stage_sends_the_screen_jobs_batch_builds(broker:
                 Message(role="assistant", text=WARM),
                 Message(role="user", text="thanks, it helps to say it"),
                 Message(role="assistant", text="Of course. What would help most tonight?"),
-                Message(role="user", text=QUIET if i in (1, 4) else "I think I'll sleep now"),
+                # the other conversations end on a reply no tier flags ("I think I'll sleep now" is a known
+                # `possible` false alarm of model 1.10: docs/safety-detection.md, "What falls short")
+                Message(role="user", text=QUIET if i in (1, 4) else "Good night, talk tomorrow"),
             ],
         )
         for i in range(6)
