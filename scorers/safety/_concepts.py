@@ -704,8 +704,7 @@ _DENY = re.compile(
     r"zero (?:thoughts?|intention|plans?|desire|urges?))\b"
     r"(?!\W+(?:just |only )?(?:saying|joking|kidding|exaggerating|being dramatic|messing|scared|afraid)\b)"
     # a transcript's restart is not a denial: "i'm not i'm going to end my life"
-    r"(?! (?:um |uh |like )?(?:i'm|im|i am|i'll|i will|i've|i)\b(?! (?:don't|do not|dont|won't|wont|can't|never|"
-    r"not)\b))"
+    r"(?!" + _RESTART.pattern + ")"
     # ...nor does it reach past a clause of the user's own: "i'm not planning on coming back, i want to die"
     r"(?:(?![,;] (?:i (?:want|wish|need|plan|keep|will)|i'm (?:going|gonna|planning)|i'll)\b)\W+\w+){0,5}?\W+"
     r"(?:suicid\w*|self[- ]?harm\w*|"
@@ -846,18 +845,20 @@ _MED_SLIP = re.compile(r"\b(?:by accident|accidentally|by mistake|forgot (?:i|th
 def _explained(
     win: str,
     g: Callable[[re.Pattern[str]], re.Pattern[str]],
-    death: re.Match[str] | None,
-    *acts: re.Match[str] | None,
+    deaths: tuple[re.Match[str] | None, ...],
+    acts: tuple[re.Match[str] | None, ...],
 ) -> bool:
     """An activity in the window explains its means and places (knives while cooking, a ledge with a harness on,
     the range), never a death the user names, a deliberate act or means the user says are for them: "out on the
     boat i hope the weather takes me", "the car's running with the garage door shut on purpose". An activity word
     inside the act itself ("climbed" in "climbed over the barrier") explains nothing; one around it ("cliff
-    jumping", "replacing the exhaust") does."""
-    if death is not None or _DELIBERATE.search(win) or _FOR_ME.search(win):
-        return False
+    jumping", "replacing the exhaust") does. Cheapest first: most windows hold no activity word."""
     spans = [(m.start(), m.end()) for m in acts if m is not None]
-    return any(not any(a <= m.start() and m.end() <= b for a, b in spans) for m in g(_ACTIVITY).finditer(win))
+    if not any(not any(a <= m.start() and m.end() <= b for a, b in spans) for m in g(_ACTIVITY).finditer(win)):
+        return False
+    if _DELIBERATE.search(win) or _FOR_ME.search(win):
+        return False
+    return not any(x is not None and not _negated(win, x) and _not_idiom(win, x) for x in deaths)
 
 
 #: Means or an act the user says are for them ("i bought it for me", "i'm asking for myself").
@@ -894,8 +895,7 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
     think = next((m for m in g(_THINK).finditer(win) if not _negated(win, m)), None)
     wish = next((m for m in g(_WISH).finditer(win) if not _negated(win, m)), None)
     ev_ = g(_HARM_EVENT).search(win) if wish else None  # an event that would end the user's life, hoped for
-    named = next((x for x in (d, pd, ev_) if x is not None and not _negated(win, x) and _not_idiom(win, x)), None)
-    activity = _explained(win, g, named, act, edge)
+    activity = _explained(win, g, (d, pd, ev_), (act, edge))
     plan = g(_PLAN).search(win)
     time = g(_TIME).search(win)
 
