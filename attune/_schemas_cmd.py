@@ -11,11 +11,19 @@ import json
 from pathlib import Path
 from typing import Any
 
-from schemas import ALL_RECORDS, SCHEMA_MINOR, SCHEMA_VERSION, Conversation, ConversationEnd, Turn
+from schemas import (
+    ALL_RECORDS,
+    SCHEMA_MINOR,
+    SCHEMA_VERSION,
+    Conversation,
+    ConversationEnd,
+    ConversationReplay,
+    Turn,
+)
 
 #: Records producers send: their schema is the validation one (optional fields may be left out); outputs
 #: get the serialization one (attune always writes every field).
-_INPUTS = (Turn, ConversationEnd, Conversation)
+_INPUTS = (Turn, ConversationEnd, ConversationReplay, Conversation)
 
 
 def _open(node: Any) -> Any:

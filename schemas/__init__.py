@@ -1,6 +1,6 @@
 """Record schemas and topic names of attune: the one place producers and consumers agree on.
 
-Inputs: :class:`Turn`, :class:`ConversationEnd`, :class:`Conversation`.
+Inputs: :class:`Turn`, :class:`ConversationEnd`, :class:`ConversationReplay`, :class:`Conversation`.
 Outputs (``kind``-tagged): :class:`TurnScore`, :class:`TurnJudgment`, :class:`TurnModelScore`,
 :class:`ConversationScore`, :class:`ConversationVerdict`, :class:`SafetyAlert`, :class:`DeadLetter`.
 Topics: :mod:`schemas.topics`.
@@ -19,7 +19,7 @@ from ._codec import (
     unknown_fields,
 )
 from ._common import MAX_METADATA_KEYS, SCHEMA_MINOR, SCHEMA_VERSION, Metadata, MetadataValue, RubricRef, stable_id
-from ._inputs import Conversation, ConversationEnd, Message, Persona, Turn, TurnContext
+from ._inputs import Conversation, ConversationEnd, ConversationReplay, Message, Persona, Turn, TurnContext
 from ._jobs import JudgeJob, judge_job_id
 from ._outputs import (
     CRITERIA,
@@ -53,6 +53,7 @@ from .topics import ALL_TOPICS, TopicSpec
 ALL_RECORDS = (
     Turn,
     ConversationEnd,
+    ConversationReplay,
     Conversation,
     TurnScore,
     TurnJudgment,
@@ -78,6 +79,7 @@ __all__ = [
     "CloseReason",
     "Conversation",
     "ConversationEnd",
+    "ConversationReplay",
     "ConversationScore",
     "ConversationVerdict",
     "CrisisDetector",

@@ -11,7 +11,7 @@ import orjson
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ._common import Metadata, stable_id
-from ._inputs import Conversation, ConversationEnd, Turn
+from ._inputs import Conversation, ConversationEnd, ConversationReplay, Turn
 from ._outputs import DeadLetter, FieldError, OutputRecord, ReasonCode
 
 
@@ -192,17 +192,26 @@ def _check_text(text: str, loc: str, limits: Limits) -> None:
         )
 
 
-def decode_turn_event(raw: bytes | str, limits: Limits = DEFAULT_LIMITS) -> Turn | ConversationEnd:
+#: The records of the turns topic by ``kind`` (an absent kind is a turn).
+_TURN_EVENTS: dict[str, type[Turn | ConversationEnd | ConversationReplay]] = {
+    "turn": Turn,
+    "conversation_end": ConversationEnd,
+    "conversation_replay": ConversationReplay,
+}
+
+
+def decode_turn_event(raw: bytes | str, limits: Limits = DEFAULT_LIMITS) -> Turn | ConversationEnd | ConversationReplay:
     """Decode one message of the turns topic. Raises InvalidRecord naming the failing field."""
     obj = _load_object(raw, limits)
     kind = obj.setdefault("kind", "turn")
     # Dispatch on the tag ourselves: a plain union would report every branch's errors for one bad field.
-    model: type[Turn | ConversationEnd] = ConversationEnd if kind == "conversation_end" else Turn
+    known = kind if isinstance(kind, str) and kind in _TURN_EVENTS else None  # a list or dict is not hashable
+    model = _TURN_EVENTS[known] if known else Turn
     try:
         # extra="allow": a field this version does not know is kept, not a rejection (forward compatible).
         rec = model.model_validate(obj, extra="allow")
     except ValidationError as e:
-        label = kind if kind in ("turn", "conversation_end") else "turn event"  # never echo arbitrary input
+        label = known or "turn event"  # never echo arbitrary input
         raise InvalidRecord(f"invalid {label} record", _field_errors(e), code="invalid_record") from None
     if isinstance(rec, Turn):
         _check_text(rec.text, "text", limits)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstr
 SCHEMA_VERSION: Literal[1] = 1
 #: The minor version of the contract: additive changes only, so no record needs to carry it. It is in the
 #: exported JSON Schemas (``x-attune-schema-version``) and in docs/schemas.md's change log.
-SCHEMA_MINOR = 3
+SCHEMA_MINOR = 4
 
 ConversationId = Annotated[str, StringConstraints(min_length=1, max_length=256, strip_whitespace=False)]
 #: Strict: a JSON true, "3" or 3.0 is a producer bug, not an index (lax mode would coerce them).

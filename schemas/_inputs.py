@@ -90,6 +90,22 @@ class ConversationEnd(Record):
     metadata: Metadata | None = None
 
 
+class ConversationReplay(Record):
+    """The turns that follow on this conversation's partition are the conversation again, whole, from its
+    first turn: the worker discards what it holds of it (buffered turns, or the tombstone a close left)
+    and scores it afresh.
+
+    Why: after a broker lost its state, the conversations a worker names as lost are re-published from the
+    producer's source; a worker on the new broker may already have closed them on partial history (their
+    live tail), and without this event the re-published turns are ignored as late turns of a closed
+    conversation. ``attune publish --only-conversations`` / ``--replay`` sends one before each conversation.
+    """
+
+    kind: Literal["conversation_replay"] = "conversation_replay"
+    conversation_id: ConversationId
+    ts: datetime | None = None
+
+
 class Message(BaseModel):
     """One message inside a whole conversation (batch input)."""
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from ._inputs import ConversationEnd, Turn
+from ._inputs import ConversationEnd, ConversationReplay, Turn
 from ._jobs import JudgeJob
 from ._outputs import (
     ConversationScore,
@@ -43,14 +43,15 @@ TURNS = TopicSpec(
     name="attune.turns",
     partitions=4,
     key="conversation_id",
-    records=(Turn, ConversationEnd),
+    records=(Turn, ConversationEnd, ConversationReplay),
     producers=("your voice/text system", "streams.cli:_cmd_publish (attune publish)"),
     consumers=(
         f"{_AGENT})",
         "streams._alert_path:AlertPath (the alert path of every worker)",
         "streams.model_stage:run_stage (attune model-stage)",
     ),
-    doc="Live turns and conversation-end events; keyed so one conversation stays on one partition.",
+    doc="Live turns, conversation-end and conversation-replay events; keyed so one conversation stays on one "
+    "partition.",
 )
 TURN_SCORES = TopicSpec(
     name="attune.scores.turn",

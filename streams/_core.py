@@ -40,6 +40,7 @@ from schemas import (
     AlertType,
     CloseReason,
     ConversationEnd,
+    ConversationReplay,
     ConversationScore,
     FieldError,
     InvalidRecord,
@@ -192,6 +193,7 @@ class Stats:
     dead_letters: int = 0
     duplicates: int = 0
     after_close: int = 0
+    replays: int = 0  # conversation_replay events (what this worker held of the conversation discarded)
     held: int = 0
     user_turns: int = 0  # accepted (not duplicate, not after close), for the per-role metrics
     assistant_turns: int = 0
@@ -638,8 +640,10 @@ class TurnProcessor:
             try:
                 if isinstance(rec, Turn):
                     self._on_turn(batch, res, rec, item.partition, now)
-                else:
+                elif isinstance(rec, ConversationEnd):
                     self._on_end(batch, res, rec, item.partition, now)
+                else:
+                    self._on_replay(batch, res, rec)
             except InvalidRecord as exc:
                 self._dead_letter(res, raw, exc, item)
             except Exception as exc:
@@ -788,6 +792,29 @@ class TurnProcessor:
         if end.metadata:
             _merge_metadata(meta, end.metadata, end.conversation_id)
         self._maybe_close(batch, res, end.conversation_id, meta, now)
+
+    def _on_replay(self, batch: _Batch, res: BatchResult, rep: ConversationReplay) -> None:
+        """Forget the conversation (open buffer or tombstone): the turns that follow score it afresh, whole.
+
+        The records of a full replay equal the batch path's; those already sent on partial history keep their
+        own ids (``history_complete: false``), so a consumer sees both and can tell them apart. Alerts are
+        raised again by the replayed turns with the same ids. Idempotent: a redelivered replay forgets the
+        replayed turns, and their redelivery scores them again with the same ids.
+        """
+        cid = rep.conversation_id
+        res.stats.replays += 1
+        meta = batch.existing_meta(cid)
+        if meta is None:
+            log.info("replay of %s: nothing held, scored as new", cid)
+            return
+        for key in chunk_keys(cid, meta.ranges):
+            if batch.has_chunk(key):
+                batch.delete_chunk(key, meta.partition)
+        batch.delete_meta(cid, meta.partition)
+        self._history.pop(cid, None)
+        n = sum(hi - lo + 1 for lo, hi in meta.ranges)
+        what = "its closed record's tombstone" if isinstance(meta, Tombstone) else "the open buffer"
+        log.info("replay of %s: discarded %s (%d turns seen), scoring it afresh", cid, what, n)
 
     def _on_control(self, batch: _Batch, res: BatchResult, item: Inbound, now: float) -> None:
         try:
@@ -1052,6 +1079,10 @@ class _Batch:
 
     def delete_chunk(self, key: str, partition: int) -> None:
         self.turns[key] = (partition, None)
+
+    def has_chunk(self, key: str) -> bool:
+        """Whether the key holds a chunk, with this batch's own puts and deletes."""
+        return self.turns[key][1] is not None if key in self.turns else self.store.has("turns", key)
 
     def finish(self) -> list[Write]:
         """Turn writes first, then meta (tombstones before turn deletes, see :meth:`TurnProcessor._close`)."""

@@ -24,6 +24,8 @@ def render(topic: str, value: bytes) -> Text:
             ev = decode_turn_event(value)
             if ev.kind == "conversation_end":
                 return Text.from_markup(f"[dim]end[/] {escape(ev.conversation_id)}")
+            if ev.kind == "conversation_replay":
+                return Text.from_markup(f"[dim]replay[/] {escape(ev.conversation_id)} (re-published whole)")
             who = "[cyan]user[/]" if ev.role == "user" else "[magenta]assistant[/]"
             end = " [dim](end)[/]" if ev.end_of_conversation else ""
             return Text.from_markup(

@@ -182,10 +182,13 @@ def _cmd_publish(args: argparse.Namespace) -> int:
         print("--strict: no turn published because some lines were invalid", file=sys.stderr)
         return 1
     if convs:
-        events = schedule(convs, pace=args.pace)
+        # Re-publishing listed conversations is a recovery: a worker may hold them closed on partial history.
+        replay = args.replay or bool(args.only_conversations)
+        events = schedule(convs, pace=args.pace, replay=replay)
         report = asyncio.run(publish(args.broker, _topic_name(args.topic), events, profile=args.profile))
+        replays = ", each after a conversation_replay event" if report.replays else ""
         print(
-            f"published {report.events} turn events of {report.conversations} conversations "
+            f"published {report.events} turn events of {report.conversations} conversations{replays} "
             f"to {_topic_name(args.topic)} in {report.seconds:.1f} s"
         )
     else:
@@ -380,7 +383,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="IDS_FILE",
         default=None,
         help="publish only the conversations whose ids this file lists, one per line (e.g. the "
-        "lost-conversations file a worker writes when the broker lost its state)",
+        "lost-conversations file a worker writes when the broker lost its state); implies --replay",
+    )
+    p.add_argument(
+        "--replay",
+        action="store_true",
+        help="send a conversation_replay event before each conversation: the worker discards what it holds "
+        "of it (an open buffer, or a close on partial history) and scores the conversation afresh, whole",
     )
     p.set_defaults(func=_cmd_publish)
 

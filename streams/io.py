@@ -10,7 +10,15 @@ from pathlib import Path
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from schemas import Conversation, DeadLetter, InvalidRecord, dead_letter, decode_conversation, encode
+from schemas import (
+    Conversation,
+    ConversationReplay,
+    DeadLetter,
+    InvalidRecord,
+    dead_letter,
+    decode_conversation,
+    encode,
+)
 
 from . import security
 from .broker import PROFILES, ProfileName, bootstrap_of
@@ -31,7 +39,8 @@ class Scheduled:
 @dataclass(slots=True)
 class PublishReport:
     conversations: int = 0
-    events: int = 0
+    events: int = 0  # turn events (a turn or an end), not counting replays
+    replays: int = 0  # conversation_replay events sent before the conversations' turns
     invalid_lines: list[str] = field(default_factory=list)
     sent_at: dict[tuple[str, int], float] = field(default_factory=dict)
     seconds: float = 0.0
@@ -74,18 +83,25 @@ def load_conversations(path: Path) -> tuple[list[Conversation], list[str]]:
     return convs, [b.describe() for b in bad]
 
 
-def schedule(conversations: Sequence[Conversation], pace: float = 0.0, stagger: float | None = None) -> list[Scheduled]:
+def schedule(
+    conversations: Sequence[Conversation], pace: float = 0.0, stagger: float | None = None, *, replay: bool = False
+) -> list[Scheduled]:
     """Turn events of all conversations, interleaved as live traffic would be.
 
     Turn ``j`` of conversation ``c`` is due at ``j * pace + c * stagger`` (``stagger`` defaults to
     ``pace / len(conversations)``), so conversations run concurrently and each one's turns keep their order.
-    With ``pace == 0`` everything is due at once (still interleaved round-robin).
+    With ``pace == 0`` everything is due at once (still interleaved round-robin). ``replay``: a
+    ``conversation_replay`` event (``turn_index`` None) goes just before each conversation's first turn, on
+    the same key, so the worker scores the conversation afresh whatever it held of it.
     """
     if stagger is None:
         stagger = pace / max(1, len(conversations))
     out: list[tuple[float, int, int, Scheduled]] = []
     for c, conv in enumerate(conversations):
         key = conv.conversation_id.encode()
+        if replay:
+            marker = encode(ConversationReplay(conversation_id=conv.conversation_id))
+            out.append((c * stagger, -1, c, Scheduled(c * stagger, key, marker, conv.conversation_id, None)))
         for j, turn in enumerate(conv.as_turns()):
             at = j * pace + c * stagger
             out.append((at, j, c, Scheduled(at, key, encode(turn), conv.conversation_id, turn.turn_index)))
@@ -109,7 +125,10 @@ async def publish(
     on_sent: Callable[[Scheduled], None] | None = None,
 ) -> PublishReport:
     """Send the scheduled events at their times; returns when the broker acknowledged all of them."""
-    report = PublishReport(events=len(events), conversations=len({e.conversation_id for e in events}))
+    replays = sum(e.turn_index is None for e in events)
+    report = PublishReport(
+        events=len(events) - replays, replays=replays, conversations=len({e.conversation_id for e in events})
+    )
     producer = producer_for(broker, profile)
     try:
         await producer.start()  # inside: a failed start is stopped too (no unclosed-client warning)

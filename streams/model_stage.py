@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from aiokafka import AIOKafkaConsumer
 
-from schemas import ConversationEnd, InvalidRecord, Message, decode_turn_event, encode
+from schemas import ConversationEnd, ConversationReplay, InvalidRecord, Message, decode_turn_event, encode
 from schemas import Turn as TurnEvent
 from schemas.topics import JUDGE_JOBS, SAFETY_ALERTS, TURN_MODEL_SCORES, TURNS
 from scorers.empathy_model import DEFAULT_MAX_CONVERSATIONS, EmpathyModel, ModelInput, ModelStage
@@ -92,9 +92,9 @@ class RecentMessages:
         """The remembered messages earlier than ``event`` in turn order."""
         return [m for m in self._recent.get(event.conversation_id, ()) if (m.turn_index or 0) < event.turn_index]
 
-    def feed(self, event: TurnEvent | ConversationEnd) -> None:
+    def feed(self, event: TurnEvent | ConversationEnd | ConversationReplay) -> None:
         cid = event.conversation_id
-        if isinstance(event, ConversationEnd) or event.end_of_conversation:
+        if not isinstance(event, TurnEvent) or event.end_of_conversation:
             self._recent.pop(cid, None)
             return
         recent = self._recent.get(cid)

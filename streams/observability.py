@@ -51,6 +51,11 @@ class WorkerMetrics:
         self.ignored = Counter(
             "attune_turns_ignored", "Turns ignored: redelivered duplicates or after close", ["reason"], registry=r
         )
+        self.replays = Counter(
+            "attune_conversation_replays",
+            "conversation_replay events: what the worker held of a conversation discarded before it is re-published",
+            registry=r,
+        )
         self.scored = Counter("attune_turn_scores", "Assistant turns scored by the cheap tier", registry=r)
         self.alerts = Counter("attune_alerts", "Safety alerts emitted, by alert_type", ["type"], registry=r)
         self.dead_letters = Counter(
@@ -161,6 +166,8 @@ class WorkerMetrics:
             self.ignored.labels("duplicate").inc(s.duplicates)
         if s.after_close:
             self.ignored.labels("after_close").inc(s.after_close)
+        if getattr(s, "replays", 0):
+            self.replays.inc(s.replays)
         if s.scored:
             self.scored.inc(s.scored)
         for detector, n in (

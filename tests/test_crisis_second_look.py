@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from schemas import Conversation, ConversationEnd, Message, decode_output, stable_id
+from schemas import Conversation, ConversationEnd, ConversationReplay, Message, decode_output, stable_id
 from schemas import Turn as TurnEvent
 from scorers.safety import SecondLook, assess_crisis
 from scorers.safety._second_look import EmbeddingHead, NearestExamples, Windows
@@ -120,6 +120,7 @@ def test_it_looks_only_at_user_turns_the_inline_tier_left_without_an_alert(look:
     assert look.feed(_turn(loud)) is None  # the inline tier already alerted: nothing to add
     assert look.feed(_turn(QUIET, role="assistant")) is None
     assert look.feed(ConversationEnd(conversation_id="c1")) is None  # type: ignore[call-arg]
+    assert look.feed(ConversationReplay(conversation_id="c1")) is None  # type: ignore[call-arg]
     assert look.feed(_turn(ORDINARY)) is None  # below the prescreen
     assert not assess_crisis(QUIET).alert
     assert look.feed(_turn(QUIET)) is not None

@@ -16,7 +16,16 @@ pytest.importorskip("onnxruntime")  # the `embeddings` extra; CI installs it
 
 from test_crisis_second_look import QUIET, quiet_conversation  # a turn only the second look flags
 
-from schemas import Conversation, ConversationEnd, Message, SafetyAlert, Turn, TurnModelScore, decode_output
+from schemas import (
+    Conversation,
+    ConversationEnd,
+    ConversationReplay,
+    Message,
+    SafetyAlert,
+    Turn,
+    TurnModelScore,
+    decode_output,
+)
 from schemas.topics import TURN_MODEL_SCORES
 from scorers.empathy_model import COMPONENTS, EmpathyModel, ModelFileError, ModelStage, conversation_inputs
 
@@ -123,6 +132,10 @@ def test_the_stage_reads_each_reply_with_the_latest_earlier_user_turn(model: Emp
     stage.feed(ConversationEnd(conversation_id="c"))
     after = stage.feed(_turn("c", 5, "assistant", "again"))
     assert after is not None and after.seeker is None  # the end forgot it
+    stage.feed(_turn("d", 2, "user", "before the replay"))
+    assert stage.feed(ConversationReplay(conversation_id="d")) is None
+    replayed = stage.feed(_turn("d", 0, "assistant", "hello, how can I help?"))
+    assert replayed is not None and replayed.seeker is None  # a replay forgets it too
 
 
 def test_the_stage_memory_is_bounded_and_counts_what_it_forgot(model: EmpathyModel) -> None:

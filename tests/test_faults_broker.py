@@ -103,12 +103,27 @@ def test_broker_restart_makes_the_worker_exit_with_what_was_lost(
     again.wait_ready(60)
     fresh = synthetic(4, 4, prefix="after")
     asyncio.run(publish(broker.url, TURNS.name, schedule(fresh), profile="tansu"))
+    # The producer goes on with the conversations that were open: their tails reach the new broker, and the new
+    # worker closes them on partial history (turns 0-2 went with the old broker), saying so in the records.
+    tails = [t for c in synthetic(4, 6, prefix="open") for t in c.as_turns()[3:]]
+    asyncio.run(send_raw(broker.url, TURNS.name, [(t.conversation_id.encode(), encode(t)) for t in tails], "tansu"))
     want = expected_records(fresh)
-    seen = asyncio.run(read_back(broker.url, lambda s: want.keys() <= s.keys(), timeout=60))
+
+    def partial_closes(s: dict) -> list:
+        firsts = (v[0][1] for v in s.values())
+        return [r for r in firsts if r.kind == "conversation_score" and r.history_complete is False]
+
+    seen = asyncio.run(
+        read_back(broker.url, lambda s: want.keys() <= s.keys() and len(partial_closes(s)) >= len(open_ids), 60)
+    )
     missing = want.keys() - seen.keys()
     assert not missing, f"recovery worker missed {len(missing)} of {len(want)} records"
     assert all(comparable(got) == comparable(want[rid]) for rid in want for _, got in seen[rid])
-    # The operator re-publishes just the named conversations, whole, from the source: all scored afresh.
+    partial = {r.conversation_id: r.missing_turns for r in partial_closes(seen) if r.conversation_id in open_ids}
+    assert partial == {cid: [(0, 2)] for cid in open_ids}, partial
+    # The operator re-publishes just the named conversations, whole, from the source: each goes after a
+    # conversation_replay event, so the ones the new worker closed on partial history are scored again, whole
+    # (without it, their turns were dropped as late turns of a closed conversation: the CI failure of 2026-11-27).
     source = tmp_path / "source.jsonl"
     everything = closed + synthetic(4, 6, prefix="open") + synthetic(2, 4, prefix="new")
     source.write_text("".join(c.model_dump_json() + "\n" for c in everything))
@@ -133,7 +148,9 @@ def test_broker_restart_makes_the_worker_exit_with_what_was_lost(
     )
     assert res.returncode == 0, res.stderr
     n_turns = sum(len(c.turns) for c in whole)
-    assert f"published {n_turns} turn events of {len(whole)} conversations" in res.stdout, res.stdout + res.stderr
+    published = f"published {n_turns} turn events of {len(whole)} conversations, each after a conversation_replay event"
+    assert published in res.stdout, res.stdout + res.stderr
     want = expected_records(whole)
     seen = asyncio.run(read_back(broker.url, lambda s: want.keys() <= s.keys(), timeout=60))
     assert want.keys() <= seen.keys(), f"{len(want.keys() - seen.keys())} records of the re-published missing"
+    assert all(comparable(got) == comparable(want[rid]) for rid in want for _, got in seen[rid])

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from schemas import Conversation, ConversationEnd, Metadata, TurnModelScore, stable_id
+from schemas import Conversation, ConversationEnd, ConversationReplay, Metadata, TurnModelScore, stable_id
 from schemas import Turn as TurnEvent
 
 from ._model import EmpathyModel
@@ -44,10 +44,11 @@ class ModelStage:
     def __len__(self) -> int:
         return len(self._last_user)
 
-    def feed(self, event: TurnEvent | ConversationEnd) -> ModelInput | None:
-        """Remember a user turn; an assistant turn becomes model input; an end forgets the conversation."""
+    def feed(self, event: TurnEvent | ConversationEnd | ConversationReplay) -> ModelInput | None:
+        """Remember a user turn; an assistant turn becomes model input; an end or a replay forgets the
+        conversation."""
         cid = event.conversation_id
-        if isinstance(event, ConversationEnd):
+        if not isinstance(event, TurnEvent):
             self._last_user.pop(cid, None)
             return None
         out: ModelInput | None = None

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from schemas import ConversationEnd, Metadata, SafetyAlert, stable_id
+from schemas import ConversationEnd, ConversationReplay, Metadata, SafetyAlert, stable_id
 from schemas import Turn as TurnEvent
 
 from ._assess import assess_crisis, detector_version
@@ -259,9 +259,9 @@ class SecondLook:
             out[i] = (p, top[j][1] if j in top else None)
         return out
 
-    def feed(self, event: TurnEvent | ConversationEnd) -> LookInput | None:
+    def feed(self, event: TurnEvent | ConversationEnd | ConversationReplay) -> LookInput | None:
         """A user turn worth a second look: covered, no inline alert on its own text, above the prescreen."""
-        if isinstance(event, ConversationEnd) or event.role != "user":
+        if not isinstance(event, TurnEvent) or event.role != "user":
             return None
         a = assess_crisis(event.text)  # cached and deterministic: the inline tier's own decision
         if a.alert or not a.covered or a.probability < self.prescreen:

@@ -154,7 +154,8 @@ class BrokerWatch:
                 self.lost_file = path
                 where = (
                     f"; their ids are in {path}: re-publish them from your source with "
-                    f"`attune publish SOURCE.jsonl --only-conversations {path}`"
+                    f"`attune publish SOURCE.jsonl --only-conversations {path}` (each goes after a "
+                    "conversation_replay event: a worker that closed one on partial history scores it again, whole)"
                 )
             except OSError as e:
                 where = f"; could not write their ids to {self.lost_dir} ({e})"

@@ -183,7 +183,8 @@ class Runtime:
             self._last_report = time.monotonic()
             s = self.processor.stats
             log.info(
-                "events=%d turns=%d scored=%d alerts=%d closed=%d dead_letters=%d duplicates=%d re-read=%d",
+                "events=%d turns=%d scored=%d alerts=%d closed=%d dead_letters=%d duplicates=%d after_close=%d "
+                "replays=%d re-read=%d",
                 s.events,
                 s.turns,
                 s.scored,
@@ -191,6 +192,8 @@ class Runtime:
                 s.closed,
                 s.dead_letters,
                 s.duplicates,
+                s.after_close,
+                s.replays,
                 self.repaired,
             )
 

@@ -1,0 +1,200 @@
+"""A conversation re-published whole after a loss is scored afresh (``conversation_replay``), never ignored.
+
+The case that made it necessary (CI, test_faults_broker.py [recreated_with_traffic]): after a broker
+restart, a worker on the new broker had already closed two of the conversations the old worker named as
+lost, on partial history; the operator's re-publish of them, as the message told, was then dropped as
+late turns of a closed conversation (counted, never scored). Here without a broker: the processor alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+from _stream_helpers import synthetic
+
+from schemas import (
+    Conversation,
+    ConversationReplay,
+    InvalidRecord,
+    decode_output,
+    decode_turn_event,
+    encode,
+)
+from schemas.topics import CONTROL, TURNS
+from scorers import Evaluator, evaluate_conversation
+from streams import DictStore, Inbound, Timeouts, TurnProcessor
+from streams._core import control_record
+from streams.io import schedule
+
+
+class _Worker:
+    """One processor and its store, fed like the agent feeds it (apply after each batch)."""
+
+    def __init__(self) -> None:
+        self.proc = TurnProcessor(Evaluator(), DictStore(), Timeouts(reorder=1.0))
+        self.out: list[Any] = []
+        self.offset = 0
+
+    def feed(self, events: list[tuple[bytes, bytes]], now: float = 1000.0) -> None:
+        items = []
+        for key, value in events:
+            items.append(Inbound(TURNS.name, 0, self.offset, key, value))
+            self.offset += 1
+        self._apply(self.proc.process(items, now))
+
+    def tick(self, now: float) -> None:
+        """The timer at ``now``: flush held turns, close, expire (as often as it has something to do)."""
+        for _ in range(3):
+            for cid, _p, action in self.proc.due(now):
+                timer = Inbound(CONTROL.name, 0, 0, cid.encode(), control_record(cid, action))
+                self._apply(self.proc.process([timer], now))
+
+    def _apply(self, res: Any) -> None:
+        self.proc.store.apply(res.writes)
+        self.proc.on_batch_applied(res)
+        self.out += [decode_output(o.value) for o in res.outputs]
+
+    def records(self, cid: str) -> dict[str, Any]:
+        return {_rid(r): r for r in self.out if getattr(r, "conversation_id", None) == cid}
+
+
+def _rid(rec: Any) -> str:
+    return rec.alert_id if rec.kind == "safety_alert" else rec.record_id
+
+
+def _events(conv: Conversation, keep: set[int] | None = None, *, replay: bool = False) -> list[tuple[bytes, bytes]]:
+    return [
+        (s.key, s.value)
+        for s in schedule([conv], replay=replay)
+        if keep is None or s.turn_index is None or s.turn_index in keep
+    ]
+
+
+def _batch(conv: Conversation) -> dict[str, Any]:
+    return {_rid(r): r for r in evaluate_conversation(conv)}
+
+
+def _same(got: dict[str, Any], want: dict[str, Any]) -> None:
+    volatile = {"produced_at", "detected_at", "received_at", "close_reason"}
+    assert want.keys() <= got.keys(), f"missing: {sorted(want.keys() - got.keys())}"
+    for rid, rec in want.items():
+        a = {k: v for k, v in got[rid].model_dump(mode="json").items() if k not in volatile}
+        b = {k: v for k, v in rec.model_dump(mode="json").items() if k not in volatile}
+        assert a == b, rid
+
+
+@pytest.fixture
+def conv() -> Conversation:
+    return synthetic(1, 8, prefix="replay")[0]  # conversation 0: a crisis disclosure at turn 2
+
+
+def test_a_conversation_closed_on_partial_history_is_scored_whole_after_a_replay(conv: Conversation) -> None:
+    w = _Worker()
+    w.feed(_events(conv, keep=set(range(4, 8))))  # its live tail on a new broker: turns 0-3 lost
+    w.tick(1010.0)  # the reorder window passes: scored and closed on partial history
+    partial = w.records(conv.conversation_id)
+    score = next(r for r in partial.values() if r.kind == "conversation_score")
+    assert (score.history_complete, score.missing_turns) == (False, [(0, 3)])
+
+    w.feed(_events(conv), now=1020.0)  # re-published without a replay: late turns of a closed conversation
+    assert w.records(conv.conversation_id) == partial and w.proc.stats.after_close == len(conv.turns)
+
+    w.feed(_events(conv, replay=True), now=1030.0)
+    assert w.proc.stats.replays == 1
+    _same(w.records(conv.conversation_id), _batch(conv))  # every record of the whole conversation, as batch
+    # The partial records stay on the topics under their own ids; none of the whole ones reuses one.
+    assert not (set(partial) - {r for r, x in partial.items() if x.kind == "safety_alert"}) & set(_batch(conv))
+
+
+def test_a_replay_discards_an_open_buffer_and_leaves_no_orphan_chunk(conv: Conversation) -> None:
+    w = _Worker()
+    w.feed(_events(conv, keep={4, 5}))  # held behind the gap 0-3, still open
+    assert any(k.startswith(conv.conversation_id) for k in w.proc.store.tables["turns"])
+    w.feed(_events(conv, replay=True))
+    _same(w.records(conv.conversation_id), _batch(conv))
+    assert not w.proc.store.tables["turns"]  # closed: no chunk of the old buffer or the new one is left
+    meta = w.proc.store.get("meta", conv.conversation_id)
+    assert meta is not None and meta.get("closed") is not None  # the tombstone of the whole conversation
+
+
+def test_a_replay_in_separate_batches_and_redelivered_gives_the_same_records(conv: Conversation) -> None:
+    """At least once: the replay and the first turns are redelivered after a crash; same ids, same content."""
+    w = _Worker()
+    w.feed(_events(conv, keep={6, 7}))
+    w.tick(1010.0)
+    events = _events(conv, replay=True)
+    w.feed(events[:4], now=1020.0)  # the replay and turns 0-2
+    w.feed(events[:4], now=1021.0)  # redelivered: the replay forgets them, they are scored again
+    for e in events[4:]:
+        w.feed([e], now=1022.0)
+    assert w.proc.stats.replays == 2
+    got = [r for r in w.out if r.conversation_id == conv.conversation_id]
+    whole = _batch(conv)
+    _same({_rid(r): r for r in got}, whole)
+    scores = [r for r in got if r.kind == "conversation_score"]
+    assert [s.history_complete for s in scores] == [False, True]  # one partial close, one whole
+
+
+def test_a_replay_of_a_conversation_never_seen_scores_it_as_new(conv: Conversation) -> None:
+    w = _Worker()
+    w.feed(_events(conv, replay=True))
+    assert w.proc.stats.replays == 1
+    _same(w.records(conv.conversation_id), _batch(conv))
+
+
+def test_a_replay_of_another_conversation_touches_nothing_else() -> None:
+    a, b = synthetic(2, 6, prefix="keep")
+    w = _Worker()
+    w.feed(_events(a, keep={0, 1, 2}) + _events(b))
+    held = dict(w.proc.store.tables["turns"])
+    w.feed([(a.conversation_id.encode(), encode(ConversationReplay(conversation_id=b.conversation_id)))])
+    assert w.proc.stats.dead_letters == 1  # the key must be the conversation's: a dead letter, nothing forgotten
+    w.feed([(b.conversation_id.encode(), encode(ConversationReplay(conversation_id=b.conversation_id)))])
+    assert dict(w.proc.store.tables["turns"]) == held  # a's open buffer untouched
+    w.feed(_events(a, keep={3, 4, 5}))
+    _same(w.records(a.conversation_id), _batch(a))
+
+
+def test_schedule_puts_each_replay_just_before_its_conversation_s_first_turn() -> None:
+    convs = synthetic(3, 4, prefix="order")
+    events = schedule(convs, replay=True)
+    assert len(events) == 3 + sum(len(c.turns) for c in convs)
+    for c in convs:
+        mine = [e for e in events if e.conversation_id == c.conversation_id]
+        first = decode_turn_event(mine[0].value)
+        assert isinstance(first, ConversationReplay) and mine[0].key == c.conversation_id.encode()
+        assert [e.turn_index for e in mine] == [None, *range(len(c.turns))]
+    assert all(e.turn_index is not None for e in schedule(convs))  # no replay unless asked
+
+
+def test_the_replay_record_decodes_and_its_errors_name_it() -> None:
+    rec = decode_turn_event(orjson.dumps({"kind": "conversation_replay", "conversation_id": "c1", "new": 1}))
+    assert isinstance(rec, ConversationReplay) and rec.conversation_id == "c1"
+    with pytest.raises(InvalidRecord) as e:
+        decode_turn_event(orjson.dumps({"kind": "conversation_replay"}))
+    assert e.value.reason == "invalid conversation_replay record"
+    assert "conversation_id" in e.value.describe()
+    with pytest.raises(InvalidRecord) as e:
+        decode_turn_event(orjson.dumps({"kind": ["conversation_replay"], "conversation_id": "c1"}))
+    assert e.value.reason == "invalid turn event record"  # never echoes what it does not know
+
+
+def test_the_model_stage_s_recent_messages_forget_a_replayed_conversation() -> None:
+    from streams.model_stage import RecentMessages
+
+    conv = synthetic(1, 4, prefix="stage")[0]
+    recent = RecentMessages(keep=3)
+    for t in conv.as_turns()[:2]:
+        recent.feed(t)
+    assert len(recent) == 1
+    recent.feed(ConversationReplay(conversation_id=conv.conversation_id))
+    assert len(recent) == 0  # the replayed turns are its history again, not a second copy of it
+
+
+def test_attune_tail_shows_a_replay_for_what_it_is() -> None:
+    from streams._render import render
+
+    text = render(TURNS.name, encode(ConversationReplay(conversation_id="c9"))).plain
+    assert text.startswith("replay c9")
