@@ -12,7 +12,8 @@ State lives in two tables (see :class:`StateStore`):
   each) — a turn rewrites at most its chunk, never the whole conversation;
 * ``meta``: one small entry per conversation (index ranges, the processed frontier, ``crisis_pending``,
   context, the end marker, activity times), written at most once per conversation per batch. After a
-  close it shrinks to a tombstone that makes late or redelivered turns of that conversation no-ops.
+  close it shrinks to a tombstone: a redelivered turn of that conversation is a no-op, a turn it never had
+  a dead letter (never a second buffer), a ``conversation_replay`` removes it.
 
 Turns are processed in ``turn_index`` order: a turn beyond a gap is held until the gap fills, the
 reorder window passes, or the conversation closes. That keeps the records identical to the batch path
@@ -29,7 +30,7 @@ import logging
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol, TypeAlias
+from typing import Any, Literal, NamedTuple, NoReturn, Protocol, TypeAlias
 
 import orjson
 
@@ -414,8 +415,9 @@ class ConversationMeta:
 
 @dataclass(frozen=True, slots=True)
 class Tombstone:
-    """What a closed conversation leaves in the meta table until :attr:`Timeouts.tombstone_ttl`: late or
-    redelivered turns of it are no-ops, and its index ranges find chunks a crash left behind.
+    """What a closed conversation leaves in the meta table until :attr:`Timeouts.tombstone_ttl`: its index
+    ranges tell a redelivered turn (a no-op) from one it never had (a dead letter), and find chunks a crash
+    left behind.
 
     Wire: ``{"p": partition, "closed": time, "idx": ranges}``.
     """
@@ -717,8 +719,10 @@ class TurnProcessor:
         res.stats.turns += 1
         meta = batch.meta(cid, partition, now)
         if isinstance(meta, Tombstone):
-            res.stats.after_close += 1
-            return
+            if ranges_contains(meta.ranges, idx):
+                res.stats.duplicates += 1  # redelivered after the close: processed before it
+                return
+            self._late_turn(res, turn, meta, now)
         if ranges_contains(meta.ranges, idx):
             res.stats.duplicates += 1
             return
@@ -781,6 +785,31 @@ class TurnProcessor:
             if meta.held is None:
                 meta.held = now
         self._maybe_close(batch, res, cid, meta, now)
+
+    def _late_turn(self, res: BatchResult, turn: Turn, tomb: Tombstone, now: float) -> NoReturn:
+        """A turn its closed conversation never had: its own alerts still go out, and it becomes a dead letter.
+
+        Why not ignore it: the conversation's records are final, but the turn was never scored, and dropping it
+        silently is how re-published conversations were lost after a broker restart (docs/reliability.md). A
+        dead letter keeps its bytes and says how to score it (a replay of the whole conversation). A user turn
+        is screened for crisis first, as on arrival: a late disclosure is still a disclosure.
+        """
+        res.stats.after_close += 1
+        if turn.role == "user" and self.emit_turn_alerts:  # else the alert path sends these very alerts
+            alerts = self.ev.turn_alerts(turn.conversation_id, turn.turn_index, turn.text)
+            self._emit(res, alerts, dict(turn.metadata or {}))
+        raise InvalidRecord(
+            "turn after its conversation closed",
+            [
+                FieldError(
+                    loc="turn_index",
+                    msg=f"conversation closed {max(0.0, now - tomb.closed):.0f} s before turn {turn.turn_index} "
+                    "arrived; not scored. To score the conversation with it, re-publish it whole after a "
+                    "conversation_replay (attune publish --replay)",
+                )
+            ],
+            code="other",
+        )
 
     def _on_end(self, batch: _Batch, res: BatchResult, end: ConversationEnd, partition: int, now: float) -> None:
         meta = batch.meta(end.conversation_id, partition, now)

@@ -8,6 +8,7 @@ late turns of a closed conversation (counted, never scored). Here without a brok
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import orjson
@@ -99,7 +100,10 @@ def test_a_conversation_closed_on_partial_history_is_scored_whole_after_a_replay
     assert (score.history_complete, score.missing_turns) == (False, [(0, 3)])
 
     w.feed(_events(conv), now=1020.0)  # re-published without a replay: late turns of a closed conversation
-    assert w.records(conv.conversation_id) == partial and w.proc.stats.after_close == len(conv.turns)
+    s = w.proc.stats
+    assert (s.duplicates, s.after_close, s.dead_letters) == (4, 4, 4)  # 4-7 seen; 0-3 dead letters, not scored
+    new = {r: x for r, x in w.records(conv.conversation_id).items() if r not in partial}
+    assert [(x.kind, x.turn_index) for x in new.values()] == [("safety_alert", 2)]  # the lost disclosure, at least
 
     w.feed(_events(conv, replay=True), now=1030.0)
     assert w.proc.stats.replays == 1
@@ -198,3 +202,36 @@ def test_attune_tail_shows_a_replay_for_what_it_is() -> None:
 
     text = render(TURNS.name, encode(ConversationReplay(conversation_id="c9"))).plain
     assert text.startswith("replay c9")
+
+
+# -- a turn its closed conversation never had ------------------------------------------------------------------
+
+
+def test_a_late_turn_is_a_dead_letter_with_its_bytes_and_a_redelivered_one_a_duplicate(conv: Conversation) -> None:
+    w = _Worker()
+    events = _events(conv)
+    w.feed(events)
+    closed = len(w.out)
+    w.feed(events[3:5], now=1005.0)  # redelivered after the close: processed before, ignored
+    assert len(w.out) == closed and w.proc.stats.duplicates == 2 and w.proc.stats.dead_letters == 0
+    late = conv.as_turns()[-1].model_copy(update={"turn_index": 8, "text": "one more thing", "role": "user"})
+    w.feed([(conv.conversation_id.encode(), encode(late))], now=1030.0)
+    (dead,) = w.out[closed:]
+    assert dead.kind == "dead_letter" and dead.reason == "turn after its conversation closed"
+    assert decode_turn_event(base64.b64decode(dead.payload_b64)) == late  # lossless: it can be replayed
+    assert "closed 30 s before turn 8" in dead.errors[0].msg and "conversation_replay" in dead.errors[0].msg
+    assert w.proc.stats.after_close == 1
+
+
+def test_a_late_crisis_disclosure_still_raises_its_alert(conv: Conversation) -> None:
+    """A missed crisis is the worst failure: a closed conversation does not silence its user."""
+    w = _Worker()
+    w.feed(_events(conv))
+    closed = len(w.out)
+    late = conv.as_turns()[0].model_copy(update={"turn_index": 9, "text": "i took all my pills an hour ago"})
+    w.feed([(conv.conversation_id.encode(), encode(late))], now=1030.0)
+    kinds = [r.kind for r in w.out[closed:]]
+    assert kinds == ["safety_alert", "dead_letter"], kinds
+    alert = w.out[closed]
+    assert alert.turn_index == 9 and alert.severity == "critical"
+    assert alert.alert_id == Evaluator().turn_alerts(conv.conversation_id, 9, late.text)[0].alert_id  # the path's id

@@ -127,7 +127,7 @@ def test_crisis_alert_is_emitted_on_arrival_even_out_of_order() -> None:
     assert any(r.kind == "safety_alert" and r.alert_type == "crisis_unanswered" for r, *_ in h.records().values())
 
 
-def test_inactivity_closes_end_event_closes_and_late_turns_are_ignored() -> None:
+def test_inactivity_closes_end_event_closes_and_late_turns_are_dead_letters() -> None:
     a, b = synthetic(2, 6, prefix="timer")
     h = Harness(Timeouts(inactivity=30.0, reorder=1.0, tombstone_ttl=100.0))
     a_turns = [t.model_copy(update={"end_of_conversation": False}) for t in a.as_turns()]
@@ -146,7 +146,9 @@ def test_inactivity_closes_end_event_closes_and_late_turns_are_ignored() -> None
     _assert_matches_batch(h, [a, b])
     n = len(h.outputs)
     h.feed([(a.conversation_id.encode(), encode(a_turns[-1].model_copy(update={"turn_index": 50})))], now=1040.0)
-    assert len(h.outputs) == n  # the tombstone swallows a late turn instead of opening a new buffer
+    # The tombstone keeps a late turn from opening a new buffer; the turn is a dead letter, never silently lost.
+    assert [decode_output(o.value).kind for o in h.outputs[n:]] == ["dead_letter"]
+    assert h.store.get("meta", a.conversation_id)["closed"] is not None
     h.tick(1200.0)  # tombstone expiry frees the meta entry
     assert h.store.tables["meta"] == {}
 
