@@ -256,6 +256,36 @@ def test_rules_2_14_look_alikes(text: str) -> None:
     assert not findings, (text, findings)
 
 
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [  # rules 2.15: someone else in the sentence is not always its subject (wording here is not from any set)
+        # the subject of a clause that only times the act
+        ("done pretending. going to swallow every tablet in the house once my flatmates are out", "method"),
+        ("plan is simple, wait until my parents leave for church, take all my sleeping pills", "plan"),
+        # the owner of the means, written without an apostrophe, and an overdose on them
+        ("gonna od on my dads heart meds when hes out fishing", "intent"),
+        ("thinking abt using my stepdads pistol on myself tonight", "method"),
+    ],
+)
+def test_rules_2_15_someone_else_in_the_sentence(text: str, category: str) -> None:
+    cats = {f.cssrs: f.severity for f in assess_crisis(text).findings}
+    assert category in cats and cats[category] in ("critical", "high"), (text, cats)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [  # where the other person is the subject, as before
+        "once my sister is asleep i'll watch the finale alone",
+        "my nans tablets are in a locked box so the grandkids can't take them",
+        "when she died in the hospice we all took turns sitting with her",
+        "i sit with people at the end of life and want gentle words for when someone is actively dying",
+    ],
+)
+def test_rules_2_15_look_alikes(text: str) -> None:
+    findings = [f for f in assess_crisis(text).findings if f.cssrs in CSSRS_CATEGORIES]
+    assert not findings, (text, findings)
+
+
 def test_everyday_set_is_sealed_and_outside_training() -> None:
     """The everyday set is the file its README's digest names, and no training text (crisis or danger models')
     repeats one of its texts."""

@@ -48,7 +48,7 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.14: guards narrowed to what they explain (an audit of each guard on the development texts): an activity explains
 #: means and places, not a death the user names; grief does not explain wishing oneself dead; a contrast after a
 #: denial or media talk is read on its own; a method question stands before a disclaimer; "end this <noun>".
-RULES_VERSION = "crisis-rules@2.14"
+RULES_VERSION = "crisis-rules@2.15"
 
 
 def detector_version() -> str:

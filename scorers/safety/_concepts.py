@@ -83,12 +83,14 @@ _THIRD = _rx(
 )
 #: A possessive before means ("my boyfriend's anxiety meds", "mum's heart pills") names an owner, not a subject.
 _OWNER_OF_MEANS = re.compile(
-    r"'s (?:\w+ )?(?:pills?|tablets?|meds|medications?|medicine|prescriptions?|insulin|ambien|xanax|gun|rifle|"
+    r"(?:'s|s)? (?:\w+ )?(?:pills?|tablets?|meds|medications?|medicine|prescriptions?|insulin|ambien|xanax|gun|rifle|"
     r"pistol|shotgun|revolver|knife|knives|razors?|belt|rope|sleeping)\b"
 )
 
 
-_USED_MEANS = re.compile(r"\b(?:took|taken|take|taking|swallowed|stole|grabbed|used|using|got|have|had|keep)\b")
+_USED_MEANS = re.compile(
+    r"\b(?:took|taken|take|taking|swallowed|stole|grabbed|used|using|got|have|had|keep|od|overdose|overdosing)\b"
+)
 
 
 def _subjects(text: str) -> list[re.Match[str]]:
@@ -133,8 +135,20 @@ def _mine(win: str, m: re.Match[str], built_in: bool = False) -> bool:
     if thirds:
         return False
     # no subject in the clause: the window must not be about someone else ("took all of them": "them" is the
-    # object, after the act, and does not count)
-    return not any(x.start() < m.start() or x.group() not in _OBJECT_PRONOUNS for x in _subjects(win))
+    # object, after the act, and does not count; nor does the subject of a clause that only times the act:
+    # "wait till mum's at work, take all my pills")
+    return not any(
+        (x.start() < m.start() or x.group() not in _OBJECT_PRONOUNS) and not _TIMING.search(win, 0, x.start())
+        for x in _subjects(win)
+    )
+
+
+#: The subject of a clause that times the act is not its subject ("when she's at work"). Only where the act's own
+#: clause has no subject: in "when someone is actively dying" the death is that clause's.
+_TIMING = re.compile(
+    r"\b(?:when|while|whilst|till|til|until|after|before|once|as soon as|whenever)\W+"
+    r"(?:(?:the|my|our|his|her|their) )?$"
+)
 
 
 _OBJECT_PRONOUNS = frozenset({"them", "him", "her", "it"})
