@@ -34,6 +34,7 @@ class Scheduled:
     value: bytes
     conversation_id: str
     turn_index: int | None
+    replay: bool = False  # a conversation_replay event, not a turn
 
 
 @dataclass(slots=True)
@@ -101,7 +102,7 @@ def schedule(
         key = conv.conversation_id.encode()
         if replay:
             marker = encode(ConversationReplay(conversation_id=conv.conversation_id))
-            out.append((c * stagger, -1, c, Scheduled(c * stagger, key, marker, conv.conversation_id, None)))
+            out.append((c * stagger, -1, c, Scheduled(c * stagger, key, marker, conv.conversation_id, None, True)))
         for j, turn in enumerate(conv.as_turns()):
             at = j * pace + c * stagger
             out.append((at, j, c, Scheduled(at, key, encode(turn), conv.conversation_id, turn.turn_index)))
@@ -125,7 +126,7 @@ async def publish(
     on_sent: Callable[[Scheduled], None] | None = None,
 ) -> PublishReport:
     """Send the scheduled events at their times; returns when the broker acknowledged all of them."""
-    replays = sum(e.turn_index is None for e in events)
+    replays = sum(e.replay for e in events)
     report = PublishReport(
         events=len(events) - replays, replays=replays, conversations=len({e.conversation_id for e in events})
     )

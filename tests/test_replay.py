@@ -168,7 +168,7 @@ def test_schedule_puts_each_replay_just_before_its_conversation_s_first_turn() -
     for c in convs:
         mine = [e for e in events if e.conversation_id == c.conversation_id]
         first = decode_turn_event(mine[0].value)
-        assert isinstance(first, ConversationReplay) and mine[0].key == c.conversation_id.encode()
+        assert isinstance(first, ConversationReplay) and mine[0].replay and mine[0].key == c.conversation_id.encode()
         assert [e.turn_index for e in mine] == [None, *range(len(c.turns))]
     assert all(e.turn_index is not None for e in schedule(convs))  # no replay unless asked
 
