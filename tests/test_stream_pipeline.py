@@ -101,16 +101,18 @@ def test_out_of_order_duplicates_end_event_and_inactivity(broker, start_worker) 
         silent.conversation_id: "inactivity",
     }
 
-    # A turn arriving after its conversation closed is ignored, not a second conversation.
+    # A turn arriving after its conversation closed is not a second conversation: it is a dead letter, with its bytes
+    # (never a silent drop), and nothing else is produced.
     late = Message(role="user", text="one more thing", turn_index=99)
     conv_late = Conversation(conversation_id=shuffled.conversation_id, turns=[late])
-    asyncio.run(
-        send_raw(
-            broker.url, TURNS.name, [(shuffled.conversation_id.encode(), encode(conv_late.as_turns()[0]))], "tansu"
-        )
-    )
-    again = asyncio.run(read_back(broker.url, lambda s: False, timeout=6))
-    assert {k: len(v) for k, v in again.items()} == {k: len(v) for k, v in seen.items()}
+    late_bytes = encode(conv_late.as_turns()[0])
+    asyncio.run(send_raw(broker.url, TURNS.name, [(shuffled.conversation_id.encode(), late_bytes)], "tansu"))
+    again = asyncio.run(read_back(broker.url, lambda s: len(s) > len(seen), timeout=30))
+    new = {k: v for k, v in again.items() if k not in seen}
+    assert {k: len(v) for k, v in again.items() if k in seen} == {k: len(v) for k, v in seen.items()}
+    assert [r.kind for v in new.values() for _, r in v] == ["dead_letter"], new
+    (dead,) = (r for v in new.values() for _, r in v)
+    assert dead.reason == "turn after its conversation closed" and base64.b64decode(dead.payload_b64) == late_bytes
 
 
 def test_a_producer_adding_fields_on_a_real_broker(broker, start_worker) -> None:
