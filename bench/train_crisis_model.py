@@ -267,7 +267,8 @@ def _dev(model: dict) -> tuple[Any, list[str], list[str]]:
     """The model as inference builds it, and the dev split's crisis and hard-negative texts (normalised)."""
     from scorers.safety._model import CrisisModel
 
-    m = CrisisModel(model["version"], model["weights"], model["bias"], *model["platt"], 0.5, 1.0)
+    platt_a, platt_b = model["platt"]
+    m = CrisisModel(model["version"], model["weights"], model["bias"], platt_a, platt_b, 0.5, 1.0)
     dev = [d for d in load_jsonl(EVAL_ITEMS) if crisis_split(d["text"]) == "dev"]
     pos = [normalise(d["text"]) for d in dev if d["label"] == "crisis"]
     neg = [normalise(d["text"]) for d in dev if d["label"] == "none"]
