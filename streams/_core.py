@@ -836,11 +836,7 @@ class TurnProcessor:
         if meta is None:
             log.info("replay of %s: nothing held, scored as new", cid)
             return
-        for key in chunk_keys(cid, meta.ranges):
-            if batch.has_chunk(key):
-                batch.delete_chunk(key, meta.partition)
-        batch.delete_meta(cid, meta.partition)
-        self._history.pop(cid, None)
+        self._forget(batch, cid, meta)
         n = sum(hi - lo + 1 for lo, hi in meta.ranges)
         what = "its closed record's tombstone" if isinstance(meta, Tombstone) else "the open buffer"
         log.info("replay of %s: discarded %s (%d turns seen), scoring it afresh", cid, what, n)
@@ -859,10 +855,7 @@ class TurnProcessor:
         action = due_action(meta, now, self.timeouts)
         if isinstance(meta, Tombstone):
             if action == "expire":
-                for key in chunk_keys(cid, meta.ranges):
-                    if self.store.has("turns", key):
-                        batch.delete_chunk(key, meta.partition)  # orphans of a close interrupted by a crash
-                batch.delete_meta(cid, meta.partition)
+                self._forget(batch, cid, meta)  # with orphans of a close interrupted by a crash
         elif action == "close":
             inactive = now - meta.seen >= self.timeouts.inactivity
             reason: CloseReason = meta.end.reason if meta.end is not None and not inactive else "inactivity"
@@ -965,6 +958,14 @@ class TurnProcessor:
         self._history.pop(cid, None)
 
     # -- helpers --------------------------------------------------------------------------------------
+    def _forget(self, batch: _Batch, cid: str, meta: ConversationMeta | Tombstone) -> None:
+        """Delete a conversation's meta entry and every chunk it still has (tombstone expiry, replay)."""
+        for key in chunk_keys(cid, meta.ranges):
+            if batch.has_chunk(key):
+                batch.delete_chunk(key, meta.partition)
+        batch.delete_meta(cid, meta.partition)
+        self._history.pop(cid, None)
+
     def _hist(self, cid: str, meta: ConversationMeta) -> _History:
         """The cached processed history, rebuilt from the tables when it does not match ``meta``."""
         h = self._history.get(cid)
