@@ -6,14 +6,19 @@ import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
 
+import scorers
 from schemas import Conversation, Message, OutputRecord, decode_output
 from schemas.topics import (
+    CONTROL,
     CONVERSATION_SCORES,
     CONVERSATION_VERDICTS,
     DEAD_LETTER,
     SAFETY_ALERTS,
     TURN_SCORES,
+    TURNS,
 )
+from streams import DictStore, Inbound, Outbound, Timeouts, TurnProcessor
+from streams._core import control_record
 
 OUTPUT_TOPICS = (
     TURN_SCORES.name,
@@ -106,3 +111,35 @@ def diff(got: OutputRecord, want: OutputRecord) -> str:
         else:
             out.append(f"{k}: stream={a.get(k)!r} batch={b.get(k)!r}")
     return "\n".join(out)
+
+
+class Harness:
+    """A processor over a dict store, applying writes after each batch as the Faust runtime does."""
+
+    def __init__(self, timeouts: Timeouts | None = None, hooks=()) -> None:
+        self.store = DictStore()
+        self.proc = TurnProcessor(scorers.Evaluator(), self.store, timeouts, hooks)
+        self.outputs: list[Outbound] = []
+        self.writes = 0
+        self.offset = 0
+
+    def feed(self, events: list[tuple[bytes | None, bytes]], now: float = 1000.0, topic: str = TURNS.name) -> list:
+        items = [Inbound(topic, 0, self.offset + i, k, v) for i, (k, v) in enumerate(events)]
+        self.offset += len(items)
+        res = self.proc.process(items, now)
+        self.store.apply(res.writes)
+        self.proc.on_batch_applied(res)
+        self.outputs += res.outputs
+        self.writes += len(res.writes)
+        return res.outputs
+
+    def tick(self, now: float) -> None:
+        for cid, _p, action in self.proc.due(now):
+            self.feed([(cid.encode(), control_record(cid, action))], now, topic=CONTROL.name)
+
+    def records(self) -> dict[str, list]:
+        out: dict[str, list] = {}
+        for o in self.outputs:
+            rec = decode_output(o.value)
+            out.setdefault(rid(rec), []).append(rec)
+        return out

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 import pytest
-from _stream_helpers import synthetic
+from _stream_helpers import Harness, synthetic
 
 from schemas import (
     Conversation,
@@ -23,42 +23,28 @@ from schemas import (
     decode_turn_event,
     encode,
 )
-from schemas.topics import CONTROL, TURNS
+from schemas.topics import TURNS
 from scorers import Evaluator, evaluate_conversation
-from streams import DictStore, Inbound, Timeouts, TurnProcessor
-from streams._core import control_record
+from streams import Timeouts
 from streams.io import schedule
 
 
-class _Worker:
-    """One processor and its store, fed like the agent feeds it (apply after each batch)."""
+def _harness() -> Harness:
+    return Harness(Timeouts(reorder=1.0))
 
-    def __init__(self) -> None:
-        self.proc = TurnProcessor(Evaluator(), DictStore(), Timeouts(reorder=1.0))
-        self.out: list[Any] = []
-        self.offset = 0
 
-    def feed(self, events: list[tuple[bytes, bytes]], now: float = 1000.0) -> None:
-        items = []
-        for key, value in events:
-            items.append(Inbound(TURNS.name, 0, self.offset, key, value))
-            self.offset += 1
-        self._apply(self.proc.process(items, now))
+def _settle(h: Harness, now: float) -> None:
+    """The timer at ``now`` as often as it has something to do (flush held turns, then close)."""
+    for _ in range(3):
+        h.tick(now)
 
-    def tick(self, now: float) -> None:
-        """The timer at ``now``: flush held turns, close, expire (as often as it has something to do)."""
-        for _ in range(3):
-            for cid, _p, action in self.proc.due(now):
-                timer = Inbound(CONTROL.name, 0, 0, cid.encode(), control_record(cid, action))
-                self._apply(self.proc.process([timer], now))
 
-    def _apply(self, res: Any) -> None:
-        self.proc.store.apply(res.writes)
-        self.proc.on_batch_applied(res)
-        self.out += [decode_output(o.value) for o in res.outputs]
+def _out(h: Harness) -> list[Any]:
+    return [decode_output(o.value) for o in h.outputs]
 
-    def records(self, cid: str) -> dict[str, Any]:
-        return {_rid(r): r for r in self.out if getattr(r, "conversation_id", None) == cid}
+
+def _records(h: Harness, cid: str) -> dict[str, Any]:
+    return {_rid(r): r for r in _out(h) if getattr(r, "conversation_id", None) == cid}
 
 
 def _rid(rec: Any) -> str:
@@ -92,32 +78,32 @@ def conv() -> Conversation:
 
 
 def test_a_conversation_closed_on_partial_history_is_scored_whole_after_a_replay(conv: Conversation) -> None:
-    w = _Worker()
+    w = _harness()
     w.feed(_events(conv, keep=set(range(4, 8))))  # its live tail on a new broker: turns 0-3 lost
-    w.tick(1010.0)  # the reorder window passes: scored and closed on partial history
-    partial = w.records(conv.conversation_id)
+    _settle(w, 1010.0)  # the reorder window passes: scored and closed on partial history
+    partial = _records(w, conv.conversation_id)
     score = next(r for r in partial.values() if r.kind == "conversation_score")
     assert (score.history_complete, score.missing_turns) == (False, [(0, 3)])
 
     w.feed(_events(conv), now=1020.0)  # re-published without a replay: late turns of a closed conversation
     s = w.proc.stats
     assert (s.duplicates, s.after_close, s.dead_letters) == (4, 4, 4)  # 4-7 seen; 0-3 dead letters, not scored
-    new = {r: x for r, x in w.records(conv.conversation_id).items() if r not in partial}
+    new = {r: x for r, x in _records(w, conv.conversation_id).items() if r not in partial}
     assert [(x.kind, x.turn_index) for x in new.values()] == [("safety_alert", 2)]  # the lost disclosure, at least
 
     w.feed(_events(conv, replay=True), now=1030.0)
     assert w.proc.stats.replays == 1
-    _same(w.records(conv.conversation_id), _batch(conv))  # every record of the whole conversation, as batch
+    _same(_records(w, conv.conversation_id), _batch(conv))  # every record of the whole conversation, as batch
     # The partial records stay on the topics under their own ids; none of the whole ones reuses one.
     assert not (set(partial) - {r for r, x in partial.items() if x.kind == "safety_alert"}) & set(_batch(conv))
 
 
 def test_a_replay_discards_an_open_buffer_and_leaves_no_orphan_chunk(conv: Conversation) -> None:
-    w = _Worker()
+    w = _harness()
     w.feed(_events(conv, keep={4, 5}))  # held behind the gap 0-3, still open
     assert any(k.startswith(conv.conversation_id) for k in w.proc.store.tables["turns"])
     w.feed(_events(conv, replay=True))
-    _same(w.records(conv.conversation_id), _batch(conv))
+    _same(_records(w, conv.conversation_id), _batch(conv))
     assert not w.proc.store.tables["turns"]  # closed: no chunk of the old buffer or the new one is left
     meta = w.proc.store.get("meta", conv.conversation_id)
     assert meta is not None and meta.get("closed") is not None  # the tombstone of the whole conversation
@@ -125,16 +111,16 @@ def test_a_replay_discards_an_open_buffer_and_leaves_no_orphan_chunk(conv: Conve
 
 def test_a_replay_in_separate_batches_and_redelivered_gives_the_same_records(conv: Conversation) -> None:
     """At least once: the replay and the first turns are redelivered after a crash; same ids, same content."""
-    w = _Worker()
+    w = _harness()
     w.feed(_events(conv, keep={6, 7}))
-    w.tick(1010.0)
+    _settle(w, 1010.0)
     events = _events(conv, replay=True)
     w.feed(events[:4], now=1020.0)  # the replay and turns 0-2
     w.feed(events[:4], now=1021.0)  # redelivered: the replay forgets them, they are scored again
     for e in events[4:]:
         w.feed([e], now=1022.0)
     assert w.proc.stats.replays == 2
-    got = [r for r in w.out if r.conversation_id == conv.conversation_id]
+    got = [r for r in _out(w) if r.conversation_id == conv.conversation_id]
     whole = _batch(conv)
     _same({_rid(r): r for r in got}, whole)
     scores = [r for r in got if r.kind == "conversation_score"]
@@ -142,15 +128,15 @@ def test_a_replay_in_separate_batches_and_redelivered_gives_the_same_records(con
 
 
 def test_a_replay_of_a_conversation_never_seen_scores_it_as_new(conv: Conversation) -> None:
-    w = _Worker()
+    w = _harness()
     w.feed(_events(conv, replay=True))
     assert w.proc.stats.replays == 1
-    _same(w.records(conv.conversation_id), _batch(conv))
+    _same(_records(w, conv.conversation_id), _batch(conv))
 
 
 def test_a_replay_of_another_conversation_touches_nothing_else() -> None:
     a, b = synthetic(2, 6, prefix="keep")
-    w = _Worker()
+    w = _harness()
     w.feed(_events(a, keep={0, 1, 2}) + _events(b))
     held = dict(w.proc.store.tables["turns"])
     w.feed([(a.conversation_id.encode(), encode(ConversationReplay(conversation_id=b.conversation_id)))])
@@ -158,7 +144,7 @@ def test_a_replay_of_another_conversation_touches_nothing_else() -> None:
     w.feed([(b.conversation_id.encode(), encode(ConversationReplay(conversation_id=b.conversation_id)))])
     assert dict(w.proc.store.tables["turns"]) == held  # a's open buffer untouched
     w.feed(_events(a, keep={3, 4, 5}))
-    _same(w.records(a.conversation_id), _batch(a))
+    _same(_records(w, a.conversation_id), _batch(a))
 
 
 def test_schedule_puts_each_replay_just_before_its_conversation_s_first_turn() -> None:
@@ -208,15 +194,15 @@ def test_attune_tail_shows_a_replay_for_what_it_is() -> None:
 
 
 def test_a_late_turn_is_a_dead_letter_with_its_bytes_and_a_redelivered_one_a_duplicate(conv: Conversation) -> None:
-    w = _Worker()
+    w = _harness()
     events = _events(conv)
     w.feed(events)
-    closed = len(w.out)
+    closed = len(_out(w))
     w.feed(events[3:5], now=1005.0)  # redelivered after the close: processed before, ignored
-    assert len(w.out) == closed and w.proc.stats.duplicates == 2 and w.proc.stats.dead_letters == 0
+    assert len(_out(w)) == closed and w.proc.stats.duplicates == 2 and w.proc.stats.dead_letters == 0
     late = conv.as_turns()[-1].model_copy(update={"turn_index": 8, "text": "one more thing", "role": "user"})
     w.feed([(conv.conversation_id.encode(), encode(late))], now=1030.0)
-    (dead,) = w.out[closed:]
+    (dead,) = _out(w)[closed:]
     assert dead.kind == "dead_letter" and dead.reason == "turn after its conversation closed"
     assert decode_turn_event(base64.b64decode(dead.payload_b64)) == late  # lossless: it can be replayed
     assert "closed 30 s before turn 8" in dead.errors[0].msg and "conversation_replay" in dead.errors[0].msg
@@ -225,13 +211,13 @@ def test_a_late_turn_is_a_dead_letter_with_its_bytes_and_a_redelivered_one_a_dup
 
 def test_a_late_crisis_disclosure_still_raises_its_alert(conv: Conversation) -> None:
     """A missed crisis is the worst failure: a closed conversation does not silence its user."""
-    w = _Worker()
+    w = _harness()
     w.feed(_events(conv))
-    closed = len(w.out)
+    closed = len(_out(w))
     late = conv.as_turns()[0].model_copy(update={"turn_index": 9, "text": "i took all my pills an hour ago"})
     w.feed([(conv.conversation_id.encode(), encode(late))], now=1030.0)
-    kinds = [r.kind for r in w.out[closed:]]
+    kinds = [r.kind for r in _out(w)[closed:]]
     assert kinds == ["safety_alert", "dead_letter"], kinds
-    alert = w.out[closed]
+    alert = _out(w)[closed]
     assert alert.turn_index == 9 and alert.severity == "critical"
     assert alert.alert_id == Evaluator().turn_alerts(conv.conversation_id, 9, late.text)[0].alert_id  # the path's id

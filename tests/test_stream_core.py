@@ -6,14 +6,14 @@ import itertools
 import random
 
 import orjson
-from _stream_helpers import comparable, diff, expected_records, rid, synthetic
+from _stream_helpers import Harness, comparable, diff, expected_records, rid, synthetic
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import scorers
 from schemas import Conversation, ConversationEnd, Message, decode_output, encode
-from schemas.topics import CONTROL, CONVERSATION_SCORES, CONVERSATION_VERDICTS, DEAD_LETTER, SAFETY_ALERTS, TURNS
-from streams import ClosedConversation, DictStore, Inbound, Outbound, Timeouts, TurnProcessor
+from schemas.topics import CONVERSATION_SCORES, CONVERSATION_VERDICTS, DEAD_LETTER, SAFETY_ALERTS, TURNS
+from streams import ClosedConversation, Inbound, Outbound, Timeouts, TurnProcessor
 from streams._core import (
     CHUNK,
     AlertNote,
@@ -22,7 +22,6 @@ from streams._core import (
     EndMarker,
     Tombstone,
     TurnSummary,
-    control_record,
     decode_meta,
     is_open,
     ranges_add,
@@ -37,38 +36,6 @@ def _items(events: list[tuple[bytes | None, bytes]]) -> list[Inbound]:
 
 def _turn_events(conv: Conversation) -> list[tuple[bytes, bytes]]:
     return [(conv.conversation_id.encode(), encode(t)) for t in conv.as_turns()]
-
-
-class Harness:
-    """A processor over a dict store, applying writes after each batch as the Faust runtime does."""
-
-    def __init__(self, timeouts: Timeouts | None = None, hooks=()) -> None:
-        self.store = DictStore()
-        self.proc = TurnProcessor(scorers.Evaluator(), self.store, timeouts, hooks)
-        self.outputs: list[Outbound] = []
-        self.writes = 0
-        self.offset = 0
-
-    def feed(self, events: list[tuple[bytes | None, bytes]], now: float = 1000.0, topic: str = TURNS.name) -> list:
-        items = [Inbound(topic, 0, self.offset + i, k, v) for i, (k, v) in enumerate(events)]
-        self.offset += len(items)
-        res = self.proc.process(items, now)
-        self.store.apply(res.writes)
-        self.proc.on_batch_applied(res)
-        self.outputs += res.outputs
-        self.writes += len(res.writes)
-        return res.outputs
-
-    def tick(self, now: float) -> None:
-        for cid, _p, action in self.proc.due(now):
-            self.feed([(cid.encode(), control_record(cid, action))], now, topic=CONTROL.name)
-
-    def records(self) -> dict[str, list]:
-        out: dict[str, list] = {}
-        for o in self.outputs:
-            rec = decode_output(o.value)
-            out.setdefault(rid(rec), []).append(rec)
-        return out
 
 
 def _assert_matches_batch(h: Harness, convs: list[Conversation], close_reason: str | None = None) -> None:
