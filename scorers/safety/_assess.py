@@ -48,7 +48,10 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.14: guards narrowed to what they explain (an audit of each guard on the development texts): an activity explains
 #: means and places, not a death the user names; grief does not explain wishing oneself dead; a contrast after a
 #: denial or media talk is read on its own; a method question stands before a disclaimer; "end this <noun>".
-RULES_VERSION = "crisis-rules@2.15"
+#: 2.15: someone else in the sentence is not always its subject (a timing clause's subject, an owner of the means).
+#: 2.16: a question about how dangerous, quick or sure a way of dying is, with the user's stake said elsewhere in
+#: the text (a decision made, the question put as theirs, a supply held, the outcome wanted).
+RULES_VERSION = "crisis-rules@2.16"
 
 
 def detector_version() -> str:

@@ -528,6 +528,55 @@ _ASKING_FOR_ME = re.compile(
     r"keep thinking about (?:it|this|that)|been thinking about (?:it|this|that)|i think about (?:it|that|this) "
     r"(?:a lot|every|all)|asking bc i|asking because i|for me not (?:for )?(?:anyone|someone) else)\b"
 )
+#: A question about how dangerous, quick or sure a way of dying is, in words ``_LETHAL_Q`` leaves to
+#: ordinary questions ("which of the pills would be most dangerous all at once", "is 12 floors high enough",
+#: "will it work"): read only with the user's stake said elsewhere in the text (``_STAKE``).
+_RISK_Q = _rx(
+    r"(?:most|too|more|how) (?:dangerous|toxic|strong|reliable|quick|quickly|fast|cold|tall|soon)|"
+    r"which of (?:the|my|these|those|them)|(?:all|everything) at once|too (?:much|many)|"
+    r"(?:high|deep|cold|fast|strong|tall|long) enough|enough (?:high|for)|(?:is|be) (?:it |that |this )?enough|"
+    r"stop (?:my|the|someone's|a person's) (?:heart|breathing)|"
+    r"(?:will|would|does|did|is) (?:it|this|that|they|\w+ing) (?:work|be quick|hurt|kill|painful)|"
+    r"(?:or|to) (?:just )?hurt|painful|quicker|faster|"
+    r"how long (?:before|after|till|until|does it take|would it take|will it take)|"
+    r"what dose|what amount|need to take|would i need|do i need|"
+    r"enough(?: \w+)?(?=\?)|enough or|hold (?:my|someone's|a person's|an adult's) weight"
+)
+#: Ways of dying a question names without a word of ``_MEANS`` or ``_METHOD_ACT`` ("is drowning painful",
+#: "how high does a fall have to be").
+_LETHAL_THING = _rx(
+    r"a fall|the fall|falling|drowning|drown|hypothermia|freez(?:e|ing) to death|cold water|fumes|gas|a train|"
+    r"trains|jumping|a jump|hanging|the current|not wake up|sleep forever|(?:least painful|most painless|painless|"
+    r"quickest|fastest|surest|easiest|most reliable|most certain) (?:way|option|method)s?"
+)
+#: The user's stake in such a question, said anywhere in the text: a decision made ("i'm doing it friday",
+#: "i've made up my mind"), the question put as theirs ("it's for me, not for hunting", "not for a patient"),
+#: a supply held or built ("i've got about 60 left"), or the outcome wanted ("i don't want to be able to",
+#: "enough to not wake up"). Each is first person and unnegated by construction ("i'm not doing it" has no
+#: match).
+_STAKE = _rx(
+    # a decision made
+    r"(?:i've|i have|ive|i) (?:already )?(?:decided|made up my mind|made my mind up|made my decision|"
+    r"picked (?:one|it|the \w+|a \w+))|(?:my )?mind'?s made up|mind is made up|"
+    r"(?:that part'?s|that part is|it'?s all) decided|no backing out|no going back|"
+    r"(?:i'?m|im|i am) (?:doing|going to do|gonna do) it"
+    r"(?! as| for (?:a|an|my|our|the|school|class|college|uni|work)\b)|i(?:'ll| will) do it|"
+    # the question put as theirs
+    r"(?:it'?s|its|it is) (?:only |just )?for me|for me,? not|"
+    r"not for (?:a patient|hunting|sightseeing|self[- ]harm|a story|story|research|a friend|anyone else)|"
+    r"asking (?:seriously|for real|for the version of me)|seriously asking|where the line is for me|"
+    # a supply held or built
+    r"i(?:'ve| have|ve)?(?: got)? (?:about |around |maybe |nearly |over |almost )?"
+    r"\d+ (?:\w+ |\w+'s ){0,4}?(?:left|so far|saved|put aside|stashed|hidden)|"
+    r"building up a (?:supply|stash)|(?:been|keep) (?:buying|saving|collecting|stockpiling)|"
+    # the outcome wanted
+    r"(?:don't|do not|dont) want to (?:be able to|wake up|survive|come back)|"
+    r"enough to (?:not|never)|(?:want|need) to be sure|make sure it works|"
+    r"(?:i'?m|im|i am) (?:set on|definitely) (?:doing|going to do) it|"
+    r"(?:i'?m|im|i am) (?:planning|going to do|doing) it (?:on|for|this|next|tomorrow|tonight)|"
+    r"(?:that'?s|that is) my plan|my plan is|i want it to (?:work|be quick|be over)|"
+    r"(?:don't|do not|dont) want to (?:suffer|be found|be saved)|(?:mine|me),? i mean|i mean (?:me|mine)"
+)
 _SH_ACT = _rx(
     r"(?:cut|cuts|cutting|cutted|slice|sliced|slicing|slash\w*|carv\w*|scratch\w*|burn\w*|hit|hitting|punch\w*|"
     r"bang\w*|bit|bite|biting|hurt|hurting|harm|harming|punish\w*|starv\w*|scald\w*|brand\w*) "
@@ -960,6 +1009,14 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
         )
     ):
         add(Finding("method", "critical", _ev(win, q, act or d or means), "lethal_question"))
+
+    # a question about a way of dying, in ordinary question words, whose stake the text gives elsewhere
+    # ("i'm doing it friday. will my whole prescription be enough?", "is drowning painful? it's for me")
+    if not activity and not grief and (q or (q := g(_RISK_Q).search(win))):
+        thing = act or means or d or g(_LETHAL_THING).search(win)
+        stake = (g(_STAKE).search(ctx) or _ASKING_FOR_ME.search(ctx)) if thing else None
+        if stake is not None and not _negated(ctx, stake):
+            add(Finding("method", "critical", _ev(win, q, thing), "lethal_question_stake"))
 
     # a question about a generic way of dying: no "me" needed ("what's the most painless way to kill yourself?"),
     # only no activity, grief or media (the window guards: "my uncle killed himself, how do you cope" is grief)
@@ -1525,7 +1582,7 @@ _NEVER = re.compile(r"(?!)")
 #: Classes at least one of which every frame needs; a text with none of them has no finding.
 _ANCHOR_CLASSES: tuple[str, ...] = (
     "_ATTEMPT_NOW", "_PASSIVE_DEATH", "_DEATH_SELF", "_DEATH", "_METHOD_ACT", "_MEANS", "_DRUG_QTY", "_ON_EDGE",
-    "_PREP_ACT", "_HISTORY", "_SH_ACT", "_GENERIC_DEATH", "_HARM_EVENT", "_SUICIDE_WORD",
+    "_PREP_ACT", "_HISTORY", "_SH_ACT", "_GENERIC_DEATH", "_HARM_EVENT", "_SUICIDE_WORD", "_LETHAL_THING",
 )  # fmt: skip
 
 
