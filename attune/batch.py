@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Evaluate JSONL conversations, seed 002 sample folders/data.json, or seed 003 generations.jsonl. "
             "Writes kind-tagged records (turn_score, safety_alert, conversation_score, dead_letter; "
-            "possible crisis alerts of the crisis second look; turn_model_score with --empathy-model) to --out. "
+            "crisis alerts of the crisis second look; turn_model_score with --empathy-model) to --out. "
             "With --judge/--judge-config the LLM-judge tier also runs (turn_judgment records, the LLM "
             "checklist, judge_unsafe alerts), concurrently. Exit code 1 if any input was rejected (the rest is "
             "still evaluated); 3 if any judge call ended as ERROR (its cause is in the record)."
@@ -85,7 +85,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="the crisis second look of user turns the inline detector left without an alert (possible crisis "
-        "alerts; the model stage's code; embeds only turns the inline model rates at 0.1 or more). On by default "
+        "alerts, high where it confirms an anchor concept; the model stage's code; embeds only turns the inline "
+        "model rates at 0.1 or more). On by default "
         "when the 'embeddings' extra is installed (a warning says when it is not); --second-look makes a missing "
         "extra an error, --no-second-look leaves crisis alerts to the inline tier",
     )

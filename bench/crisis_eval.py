@@ -139,7 +139,7 @@ DETECTORS: dict[str, Callable[[str], Verdict]] = {
 
 # The crisis second look (the model stage's MiniLM ensemble), where the checkout has one and the embeddings
 # extra is installed: ``with_stage`` is what a deployment running ``attune model-stage`` alerts on (the inline
-# tier OR the second look; critical+high unchanged, the second look only adds ``possible``), ``second_look``
+# tier OR the second look; the second look adds ``possible``, or ``high`` where it confirms an anchor), ``second_look``
 # the ensemble alone. Probabilities are computed in batches first (``prefetch``), as the stage does.
 _SECOND: dict[str, float | None] = {}
 try:
@@ -170,7 +170,11 @@ def _second_fires(text: str) -> bool:
 
 def with_stage(text: str) -> Verdict:
     a = assess_crisis(text)
-    return a.alert or (a.covered and _second_fires(text)), a.severity in ("critical", "high")
+    looked = not a.alert and a.covered and _second_fires(text)
+    # since second look 1.14 the stage raises a turn with an anchor concept it confirms to high (older checkouts'
+    # SecondLook has no ``confirmed``: possible only, as they shipped)
+    confirmed = looked and getattr(_LOOK, "confirmed", lambda *_: None)(text, _SECOND[text]) is not None
+    return a.alert or looked, a.severity in ("critical", "high") or confirmed
 
 
 def second_look(text: str) -> Verdict:

@@ -27,6 +27,10 @@ the second look) keeps the false-positive rate on the *dev* hard negatives withi
 inline model's own budget) and (b) the everyday floor: the lowest at which at most ``--everyday-fpr`` of the
 everyday writers' messages (writer-out) reach it, as for the inline model. The test splits are never read here.
 
+Confirm (since 1.14): the lowest probability, not below the threshold, at which a rule finding OR an anchor concept
+the inline model confirms OR one the second look confirms (``SecondLook.confirmed``: severity high) keeps the dev
+critical+high false-positive rate within ``--dev-high-fpr`` (0.01, the inline model's own budget for its confirm).
+
 Prescreen: only user turns the inline model rates at or above ``--prescreen`` are embedded (the model stage's
 cost); the script reports what the prescreen costs in recall.
 
@@ -70,7 +74,7 @@ from scorers.safety._normalise import normalise  # noqa: E402
 from scorers.safety._second_look import SIGNALS, NearestExamples, Windows, combine  # noqa: E402
 
 OUT = ROOT / "scorers" / "safety" / "crisis_second_look.json"
-VERSION = "crisis-minilm-ensemble@1.13"
+VERSION = "crisis-minilm-ensemble@1.14"
 #: Weights (n-gram model, embedding head, nearest-example margin) the writer-out CV chooses from: the n-gram model
 #: at least 0.3, the others in steps of 0.1 (0 included, so 1.1-1.2's two-signal averages are candidates).
 WEIGHTS = tuple((round(1 - h / 10 - k / 10, 1), h / 10, k / 10) for h in range(0, 8) for k in range(0, 8) if h + k <= 7)
@@ -187,6 +191,12 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=0.024,  # model 1.3's writer-out rate at its threshold (0.83): no more everyday alarms than before
         help="share of the everyday writers' messages the second look may flag (writer-out), as for the inline model",
+    )
+    ap.add_argument(
+        "--dev-high-fpr",
+        type=float,
+        default=0.01,
+        help="dev critical+high false-positive budget for the confirm threshold (as the inline model's)",
     )
     ap.add_argument("--prescreen", type=float, default=0.1, help="inline model probability a turn needs to be embedded")
     ap.add_argument("--dry-run", action="store_true")
@@ -330,7 +340,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     p_all = 1.0 / (1.0 + np.exp(-(a * z + b)))
     _prescreen_cost(ngram_cv, p_all, y, held, args.prescreen)
-    dev_threshold = _dev_threshold(second, embedder, near, args.dev_fpr)
+    dev = _Dev(second, embedder, near)
+    dev_threshold = dev.threshold(args.dev_fpr)
     print(
         f"dev threshold (lowest with dev FPR of rules OR inline model OR second look <= {args.dev_fpr}): "
         f"{dev_threshold}"
@@ -343,6 +354,11 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"threshold: {second['threshold']} (the higher of the dev walk and the everyday floor {floor}, "
         f"{float(np.mean(p_every >= second['threshold'])):.4f} of {int(everyday.sum())} everyday messages)"
+    )
+    second["confirm"] = dev.confirm(args.dev_high_fpr, second["threshold"])
+    print(
+        f"confirm (lowest with dev crit+high FPR of rules OR anchor+inline model OR anchor+second look <= "
+        f"{args.dev_high_fpr}): {second['confirm']}"
     )
     if not args.dry_run:
         write_model(OUT, second)
@@ -368,25 +384,46 @@ def _prescreen_cost(ngram_cv: np.ndarray, p_all: np.ndarray, y: np.ndarray, held
         )
 
 
-def _dev_threshold(second: dict[str, Any], embedder: Any, near: NearestExamples | None, max_fpr: float) -> float:
-    """The lowest threshold (0.01 steps) at which rules OR the inline model OR the second look keep the dev
-    false-positive rate <= ``max_fpr`` (the walk of bench/train_crisis_model.py)."""
-    from scorers.safety import SecondLook
-    from scorers.safety._crisis import rule_findings
+class _Dev:
+    """The dev split's crisis and hard-negative texts (normalised), with what the inline tier and the second look
+    (as inference builds it from ``second``) say of each; embedded once for both walks."""
 
-    look = SecondLook(second, embedder, near)
-    m = ngram_model()
-    dev = [d for d in load_jsonl(EVAL_ITEMS) if crisis_split(d["text"]) == "dev"]
-    pos = [normalise(d["text"]) for d in dev if d["label"] == "crisis"]
-    neg = [normalise(d["text"]) for d in dev if d["label"] == "none"]
-    inline = {t: bool(rule_findings(t)) or m.probability(t) >= m.threshold for t in pos + neg}
-    prob = dict(zip(pos + neg, look.probabilities(pos + neg), strict=True))  # normalise is idempotent
+    def __init__(self, second: dict[str, Any], embedder: Any, near: NearestExamples | None) -> None:
+        from scorers.safety import SecondLook
+        from scorers.safety._concepts import anchor_finding
+        from scorers.safety._crisis import rule_findings
 
-    def flags(t: str, th: float) -> bool:
-        p = prob[t]
-        return inline[t] or (p is not None and p >= th)
+        m = ngram_model()
+        dev = [d for d in load_jsonl(EVAL_ITEMS) if crisis_split(d["text"]) == "dev"]
+        self.pos = [normalise(d["text"]) for d in dev if d["label"] == "crisis"]
+        self.neg = [normalise(d["text"]) for d in dev if d["label"] == "none"]
+        texts = self.pos + self.neg
+        self.ruled = {t: bool(rule_findings(t)) for t in texts}
+        self.inline = {t: self.ruled[t] or m.probability(t) >= m.threshold for t in texts}
+        self.anchored = {t: anchor_finding(t) is not None for t in texts}
+        self.inline_confirmed = {t: self.anchored[t] and m.probability(t) >= m.confirm for t in texts}
+        look = SecondLook(second, embedder, near)
+        self.prob = dict(zip(texts, look.probabilities(texts), strict=True))  # normalise is idempotent
 
-    return _lowest(flags, pos, neg, max_fpr, 0.0, "second look")
+    def _reaches(self, t: str, th: float) -> bool:
+        p = self.prob[t]
+        return p is not None and p >= th
+
+    def threshold(self, max_fpr: float) -> float:
+        """The lowest threshold (0.01 steps) at which rules OR the inline model OR the second look keep the dev
+        false-positive rate <= ``max_fpr`` (the walk of bench/train_crisis_model.py)."""
+        return _lowest(
+            lambda t, th: self.inline[t] or self._reaches(t, th), self.pos, self.neg, max_fpr, 0.0, "second look"
+        )
+
+    def confirm(self, max_fpr: float, floor: float) -> float:
+        """The lowest probability (not below ``floor``, the threshold) at which a rule finding OR an anchor the
+        inline model confirms OR one the second look confirms keeps the dev critical+high FPR <= ``max_fpr``."""
+
+        def flags(t: str, th: float) -> bool:
+            return self.ruled[t] or self.inline_confirmed[t] or (self.anchored[t] and self._reaches(t, th))
+
+        return _lowest(flags, self.pos, self.neg, max_fpr, floor, "confirm (critical+high)")
 
 
 if __name__ == "__main__":

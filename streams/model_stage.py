@@ -2,7 +2,8 @@
 
 Both embed with MiniLM, too slow for the per-turn inline path. The crisis second look
 (``scorers.safety._second_look``) may add a ``possible`` crisis alert to ``attune.alerts.safety`` for a user turn the
-inline detector left without one; it never withdraws or changes an inline alert.
+inline detector left without one (``high`` where it confirms an anchor concept about the user); it never withdraws
+or changes an inline alert.
 
 Why a separate consumer (plain aiokafka, group ``<app-id>-model``) and not another Faust agent on the turns
 topic: an agent in the worker's app would share its consumer, so a model slower than live traffic (as one core
@@ -55,7 +56,7 @@ class StageStats:
     invalid: int = 0
     scored: int = 0
     looked: int = 0  # user turns given a crisis second look (no inline alert, at or above the prescreen)
-    crisis_alerts: int = 0  # possible crisis alerts the second look added
+    crisis_alerts: int = 0  # crisis alerts the second look added (possible, or high on an anchor it confirms)
     screen_jobs: int = 0  # of those, sent to the LLM crisis screen (--crisis-screen)
     batches: int = 0
     model_seconds: float = 0.0

@@ -139,6 +139,48 @@ def test_a_second_look_alert_is_possible_and_names_its_detector_and_versions(loo
     assert look.alerts([]) == []
 
 
+# Wording of our own (in no data set): no inline alert, an anchor concept about the user (means), and a second-look
+# probability above its confirm (0.99 against 0.90 with 1.14); and one whose probability is between threshold and
+# confirm (0.82), anchor and all.
+CONFIRMED = "bought a hose pipe this afternoon and i live in a flat with no garden"
+BELOW_CONFIRM = "paid off the car and cancelled my phone contract so nobody's stuck with my bills after i die"
+
+
+def test_shipped_confirm_is_at_or_above_the_threshold(look: SecondLook) -> None:
+    assert look.confirm is not None and look.threshold <= look.confirm < 1
+
+
+def test_an_anchor_the_second_look_confirms_raises_its_alert_to_high(look: SecondLook) -> None:
+    assert not assess_crisis(CONFIRMED).alert  # the inline tier raised nothing
+    item = look.feed(_turn(CONFIRMED, i=2))
+    assert item is not None
+    (alert,) = look.alerts([item])
+    assert alert.severity == "high" and alert.detector == "rule+model"
+    assert alert.cssrs_category == "method" and {"method", "anchor_model", "second_look"} <= set(alert.categories)
+    assert "hose" in alert.evidence and "second look probability" in alert.evidence
+    assert alert.probability is not None and alert.probability >= look.confirm  # type: ignore[operator]
+    # the same id as a possible second-look alert would have: one alert per turn from the stage, redelivery-safe
+    assert alert.alert_id == stable_id("alert", "c1", 2, "crisis_disclosure", "second")
+
+
+def test_below_confirm_or_without_an_anchor_the_alert_stays_possible(look: SecondLook) -> None:
+    below = look.feed(_turn(BELOW_CONFIRM))
+    assert below is not None
+    (alert,) = look.alerts([below])
+    assert alert.probability is not None and look.threshold <= alert.probability < look.confirm  # type: ignore[operator]
+    assert alert.severity == "possible" and alert.cssrs_category is None and alert.detector == "model"
+    assert look.confirmed(QUIET, 1.0) is None  # no anchor concept about the user: nothing to confirm
+
+
+def test_weights_without_confirm_never_raise(look: SecondLook) -> None:
+    raw = json.loads((ROOT / "scorers" / "safety" / "crisis_second_look.json").read_text())
+    del raw["confirm"]  # weights from before 1.14
+    old = SecondLook(raw, look.embedder, look.examples)
+    assert old.confirm is None
+    (alert,) = old.alerts([old.feed(_turn(CONFIRMED))])  # type: ignore[list-item]
+    assert alert.severity == "possible"
+
+
 def test_batch_evaluate_runs_the_second_look_by_default(tmp_path: Path) -> None:
     """Batch has no latency budget: the second look runs unless ``--no-second-look`` says otherwise, and the
     summary names the version that ran (or says it was off)."""

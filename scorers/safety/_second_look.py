@@ -11,8 +11,11 @@ per text, so it cannot run per turn inline; it runs batched in the model stage (
 ``attune evaluate`` in batch), where a lag costs nothing.
 
 What it may do: *add* a ``possible`` crisis alert (detector ``model``, categories ``model_only`` and
-``second_look``) for a user turn on which the inline tier raised none. It never withdraws or lowers an inline
-alert, and it never obliges a crisis resource in the next reply (only rule findings do, as for any ``possible``).
+``second_look``) for a user turn on which the inline tier raised none; or, since 1.14, a ``high`` one (detector
+``rule+model``, categories the anchor's C-SSRS category, ``anchor_model`` and ``second_look``) when its probability
+reaches ``confirm`` and the turn carries an anchor concept about the user (``_concepts.anchor_finding``): the same
+confirmation the inline model gives at its own ``confirm``, from the stronger signal. It never withdraws or lowers
+an inline alert, and it never obliges a crisis resource in the next reply (only rule findings do).
 
 Which turns it looks at: user turns in a covered language that raised no inline alert on their own text and
 that the inline model rates at or above ``prescreen`` (most ordinary turns are below it and are never embedded).
@@ -41,7 +44,8 @@ from threadpoolctl import ThreadpoolController
 from schemas import ConversationEnd, ConversationReplay, Metadata, SafetyAlert, stable_id
 from schemas import Turn as TurnEvent
 
-from ._assess import assess_crisis, detector_version
+from ._assess import assess_crisis, both_forms, detector_version
+from ._concepts import Finding, anchor_finding
 from ._model import model as ngram_model
 from ._normalise import normalise
 
@@ -199,6 +203,8 @@ class SecondLook:
         self.windows = Windows(**params["windows"]) if "windows" in params else None
         self.prescreen = float(params["prescreen"])
         self.threshold = float(params["threshold"])
+        #: the probability at which an anchor concept is confirmed (severity high); None (before 1.14): never
+        self.confirm: float | None = float(params["confirm"]) if params.get("confirm") is not None else None
         self._embedder = embedder
 
     @classmethod
@@ -259,6 +265,13 @@ class SecondLook:
             out[i] = (p, top[j][1] if j in top else None)
         return out
 
+    def confirmed(self, text: str, probability: float | None) -> Finding | None:
+        """The anchor concept about the user that ``text`` carries, when ``probability`` reaches ``confirm``
+        (``_concepts.anchor_finding`` on the turn as normalised and as written, as the inline tier reads it)."""
+        if self.confirm is None or probability is None or probability < self.confirm:
+            return None
+        return next((f for f in map(anchor_finding, both_forms(text)) if f is not None), None)
+
     def feed(self, event: TurnEvent | ConversationEnd | ConversationReplay) -> LookInput | None:
         """A user turn worth a second look: covered, no inline alert on its own text, above the prescreen."""
         if not isinstance(event, TurnEvent) or event.role != "user":
@@ -269,7 +282,8 @@ class SecondLook:
         return LookInput(event.conversation_id, event.turn_index, event.text, event.metadata)
 
     def alerts(self, inputs: Sequence[LookInput]) -> list[SafetyAlert]:
-        """One ``possible`` crisis alert per input whose probability reaches the threshold (blocking)."""
+        """One crisis alert per input whose probability reaches the threshold (blocking): ``high`` where it also
+        confirms an anchor concept (:meth:`confirmed`), else ``possible``."""
         from . import RUBRIC
 
         if not inputs:
@@ -284,19 +298,27 @@ class SecondLook:
             evidence = f"second look probability {p:.2f} (inline model {inline:.2f})"
             if window is not None:
                 evidence += f'; the window that weighed most: "{window}"'
+            anchor = self.confirmed(item.text, p)
+            if anchor is not None:
+                evidence = f"{anchor.evidence}; {evidence}"
             out.append(
                 SafetyAlert(
                     alert_id=stable_id("alert", item.conversation_id, item.turn_index, "crisis_disclosure", "second"),
                     conversation_id=item.conversation_id,
                     turn_index=item.turn_index,
                     alert_type="crisis_disclosure",
-                    severity="possible",
-                    categories=["model_only", "second_look"],
-                    evidence=evidence,
+                    severity="possible" if anchor is None else "high",
+                    categories=(
+                        ["model_only", "second_look"]
+                        if anchor is None
+                        else sorted({anchor.cssrs, "anchor_model", "second_look"})
+                    ),
+                    evidence=evidence[:400],
                     source="heuristic",
                     rubric=RUBRIC,
                     metadata=dict(item.metadata or {}),
-                    detector="model",
+                    cssrs_category=None if anchor is None else anchor.cssrs,
+                    detector="model" if anchor is None else "rule+model",
                     probability=round(p, 4),
                     detector_version=version,
                 )
