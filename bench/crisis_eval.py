@@ -268,6 +268,8 @@ def sealed(splits: Iterable[str]) -> dict[str, Any]:
                 "recall_any": rate([v[0] for v in vp]),
                 "recall_critical_high": rate([v[1] for v in vp]),
                 "fpr_any": rate([v[0] for v in vn]),
+                # false alarms a safety team routing by severity sees at critical/high
+                "fpr_critical_high": rate([v[1] for v in vn]),
             }
             if name in (HEADLINE, "current"):
                 for key, render in (("as_transcript", as_transcript), ("with_typos", with_typos)):
@@ -550,7 +552,7 @@ def _print(doc: dict[str, Any], errors: bool) -> None:
             r = res[name]
             print(
                 f"  {name:<11} recall(any) {_fmt(r['recall_any'])}  recall(crit+high) {_fmt(r['recall_critical_high'])}"
-                f"  FPR {_fmt(r['fpr_any'])}"
+                f"  FPR {_fmt(r['fpr_any'])}  FPR(crit+high) {_fmt(r['fpr_critical_high'])}"
             )
         for name in (HEADLINE, "current"):
             for key, what in (("as_transcript", "as a transcript without punctuation"), ("with_typos", "with typos")):
@@ -568,7 +570,9 @@ def _print(doc: dict[str, Any], errors: bool) -> None:
                     continue
                 print(
                     f"  previous {name:<10} recall(any) {_fmt(r['recall_any'])}  recall(crit+high) "
-                    f"{_fmt(r['recall_critical_high'])}  FPR {_fmt(r['fpr_any'])}  ({prev['label']})"
+                    f"{_fmt(r['recall_critical_high'])}  FPR {_fmt(r['fpr_any'])}"
+                    + (f"  FPR(crit+high) {_fmt(r['fpr_critical_high'])}" if "fpr_critical_high" in r else "")
+                    + f"  ({prev['label']})"
                 )
                 for key, what in (("as_transcript", "as a transcript"), ("with_typos", "with typos")):
                     t = r.get(key)
