@@ -594,6 +594,33 @@ def test_an_anchor_the_model_confirms_is_high_and_obliges_resources() -> None:
         assert anchor_finding(normalise(text)) is None, text
 
 
+def test_rules_2_17_anchors_read_only_where_no_earlier_anchor_is() -> None:
+    """2.17's anchors (a hard means, a hoped-for harm event, a question about how sure or quick, the user's stake)
+    give a model-confirmed finding where no earlier anchor class does; they keep the anchors' guards (someone else's,
+    negated, everyday medication). Wording here is not from any set."""
+    from scorers.safety._concepts import anchor_finding
+
+    text = "every time i drive past the lorries on the dual carriageway i think one swerve and done"
+    a = assess_crisis(text)  # under 2.16: possible (model 0.95, no anchor)
+    assert a.severity == "high" and a.findings[0].frame == "anchor+model:_HARD_MEANS", a
+    cases = {
+        "part of me hopes the plane goes down on the way home": ("wish_dead", "_HARM_EVENT"),
+        "building up a stash, slowly": ("intent", "_STAKE"),
+        "which is more reliable? asking seriously": ("method", "_RISK_Q"),
+        "would twelve storeys be high enough": ("method", "_MEANS"),  # an earlier anchor class comes first
+    }
+    for t, (cssrs, cls) in cases.items():
+        f = anchor_finding(normalise(t))
+        assert f is not None and (f.cssrs, f.frame) == (cssrs, f"anchor+model:{cls}"), (t, f)
+    for t in (
+        "i'm not doing it",
+        "i'm doing it as a photo project",
+        "my sister's insulin vials are in the fridge",
+        "she hopes the plane goes down safely in this fog",
+    ):
+        assert anchor_finding(normalise(t)) is None, t
+
+
 def test_guard_audit_switches_a_guard_off_and_restores_it(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -51,7 +51,9 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.15: someone else in the sentence is not always its subject (a timing clause's subject, an owner of the means).
 #: 2.16: a question about how dangerous, quick or sure a way of dying is, with the user's stake said elsewhere in
 #: the text (a decision made, the question put as theirs, a supply held, the outcome wanted).
-RULES_VERSION = "crisis-rules@2.16"
+#: 2.17: four more anchor concepts a model may confirm (a hard means, a hoped-for harm event, a question about how
+#: sure or quick, the user's stake), read only where no earlier anchor is.
+RULES_VERSION = "crisis-rules@2.17"
 
 
 def detector_version() -> str:

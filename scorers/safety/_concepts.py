@@ -1614,6 +1614,10 @@ _ANCHOR_CSSRS: tuple[tuple[str, str], ...] = (
     ("_METHOD_ACT", "method"), ("_DRUG_QTY", "method"), ("_DEATH_SELF", "active_ideation"),
     ("_PASSIVE_DEATH", "wish_dead"), ("_DEATH", "active_ideation"), ("_MEANS", "method"), ("_HISTORY", "history"),
     ("_SOFT_INTENT", "intent"), ("_SOFT_SH", "nssi"), ("_SOFT_DEATH", "wish_dead"),
+    # since 2.17, read only where none of the above is (chosen on the training writers' writer-out second-look
+    # probabilities: of the texts no rule makes critical or high and no anchor above covers, at 0.9 or more, these
+    # cover 8 / 9 / 10 / 10 crises and no negative)
+    ("_HARD_MEANS", "method"), ("_HARM_EVENT", "wish_dead"), ("_RISK_Q", "method"), ("_STAKE", "intent"),
 )  # fmt: skip
 
 
@@ -1649,7 +1653,9 @@ def anchor_finding(text: str) -> Finding | None:
             for m in rx.finditer(win):
                 if _negated(win, m) or not _not_hyperbole(win, m) or not _mine(win, m, built_in=True):
                     continue
-                if name in ("_MEANS", "_DRUG_QTY") and _ORDINARY_MEDS.fullmatch(m.group().rsplit(" ", 1)[-1]):
+                if name in ("_MEANS", "_DRUG_QTY", "_HARD_MEANS") and _ORDINARY_MEDS.fullmatch(
+                    m.group().rsplit(" ", 1)[-1]
+                ):
                     continue  # "stop taking my medication", "pros and cons of the medication": everyday talk
                 a, b = max(0, m.start() - 30), min(len(win), m.end() + 30)
                 ev = win[a:b].strip(" ,.;:!?\"'")
