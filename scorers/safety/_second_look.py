@@ -313,7 +313,7 @@ class SecondLook:
                         if anchor is None
                         else sorted({anchor.cssrs, "anchor_model", "second_look"})
                     ),
-                    evidence=evidence[:400],
+                    evidence=evidence,
                     source="heuristic",
                     rubric=RUBRIC,
                     metadata=dict(item.metadata or {}),
