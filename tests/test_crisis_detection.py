@@ -188,27 +188,6 @@ def test_rules_2_13_concepts(text: str, category: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text",
-    [  # their look-alikes
-        "my sister's suicidal thoughts are back and she won't see a doctor",
-        "my uncle died by suicide and it's been on my mind constantly",
-        "we ran suicide sprints at practice every day this week",
-        "suicide prevention training is on my mind, it starts monday",
-        "i'm a nurse and two patients on suicide watch kept me busy all night",
-        "I won't be alive to see the new stadium finished, I'm 92",
-        "after I'm gone for the summer, can you remind me to water the plants",
-        "if i died my cat would starve, so I need a pet plan",
-        "by monday i'm dead tired from the double shifts",
-        "which part of the bridge has the best view",
-        "I wish my life would just slow down a bit",
-    ],
-)
-def test_rules_2_13_look_alikes(text: str) -> None:
-    findings = [f for f in assess_crisis(text).findings if f.cssrs in CSSRS_CATEGORIES]
-    assert not findings, (text, findings)
-
-
-@pytest.mark.parametrize(
     ("text", "category"),
     [  # rules 2.14: guards narrowed to what they explain (wording here is not from any set)
         # an activity explains means and places, not a death the user names or an act on purpose
@@ -238,25 +217,6 @@ def test_rules_2_14_guards_explain_less(text: str, category: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text",
-    [  # what the same guards still explain
-        "sharpened the kitchen knives and chopped onions for an hour, my wrist is killing me",
-        "stood on the ledge of the roof with my harness clipped in to fix the gutter",
-        "since my grandad passed away i keep thinking about death and what comes after",
-        "i'm not suicidal, i just need to vent about my boss",
-        "i'd never hurt myself, i'm just so tired of the commute",
-        "i'm reading a novel where the narrator wants to die, but i don't get the ending",
-        "i want to end this semester with good grades",
-        "i want to end this week on a high note",
-        "everyone thinks i'm suicidal because i wear black. i'm fine, it's just my style",
-    ],
-)
-def test_rules_2_14_look_alikes(text: str) -> None:
-    findings = [f for f in assess_crisis(text).findings if f.cssrs in CSSRS_CATEGORIES]
-    assert not findings, (text, findings)
-
-
-@pytest.mark.parametrize(
     ("text", "category"),
     [  # rules 2.15: someone else in the sentence is not always its subject (wording here is not from any set)
         # the subject of a clause that only times the act
@@ -270,20 +230,6 @@ def test_rules_2_14_look_alikes(text: str) -> None:
 def test_rules_2_15_someone_else_in_the_sentence(text: str, category: str) -> None:
     cats = {f.cssrs: f.severity for f in assess_crisis(text).findings}
     assert category in cats and cats[category] in ("critical", "high"), (text, cats)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [  # where the other person is the subject, as before
-        "once my sister is asleep i'll watch the finale alone",
-        "my nans tablets are in a locked box so the grandkids can't take them",
-        "when she died in the hospice we all took turns sitting with her",
-        "i sit with people at the end of life and want gentle words for when someone is actively dying",
-    ],
-)
-def test_rules_2_15_look_alikes(text: str) -> None:
-    findings = [f for f in assess_crisis(text).findings if f.cssrs in CSSRS_CATEGORIES]
-    assert not findings, (text, findings)
 
 
 @pytest.mark.parametrize(
@@ -302,18 +248,58 @@ def test_rules_2_16_question_with_a_stake(text: str) -> None:
     assert cats.get("method") == "critical", (text, cats)
 
 
-@pytest.mark.parametrize(
-    "text",
-    [  # the same questions without a stake of the user's, or with an ordinary purpose
-        "is one sheet of antihistamines enough for a week of hay fever?",
-        "how many paracetamol can i take in a day for this toothache? i've got about 16 left",
-        "is the ledge high enough to abseil from? we're doing it on sunday with the club",
-        "does drowning hurt? my daughter asked after the film and i didn't know what to say",
-        "which bridge in town is the highest? i'm doing it as a photo project for college",
-        "i have 2 kids now and want to know: how many paracetamol is too many in a day for an adult?",
-    ],
-)
-def test_rules_2_16_look_alikes(text: str) -> None:
+#: rules 2.13: look-alikes of what it added (wording here is not from any set)
+LOOK_ALIKES_2_13 = [  # their look-alikes
+    "my sister's suicidal thoughts are back and she won't see a doctor",
+    "my uncle died by suicide and it's been on my mind constantly",
+    "we ran suicide sprints at practice every day this week",
+    "suicide prevention training is on my mind, it starts monday",
+    "i'm a nurse and two patients on suicide watch kept me busy all night",
+    "I won't be alive to see the new stadium finished, I'm 92",
+    "after I'm gone for the summer, can you remind me to water the plants",
+    "if i died my cat would starve, so I need a pet plan",
+    "by monday i'm dead tired from the double shifts",
+    "which part of the bridge has the best view",
+    "I wish my life would just slow down a bit",
+]
+
+
+#: rules 2.14: look-alikes of what it added (wording here is not from any set)
+LOOK_ALIKES_2_14 = [  # what the same guards still explain
+    "sharpened the kitchen knives and chopped onions for an hour, my wrist is killing me",
+    "stood on the ledge of the roof with my harness clipped in to fix the gutter",
+    "since my grandad passed away i keep thinking about death and what comes after",
+    "i'm not suicidal, i just need to vent about my boss",
+    "i'd never hurt myself, i'm just so tired of the commute",
+    "i'm reading a novel where the narrator wants to die, but i don't get the ending",
+    "i want to end this semester with good grades",
+    "i want to end this week on a high note",
+    "everyone thinks i'm suicidal because i wear black. i'm fine, it's just my style",
+]
+
+
+#: rules 2.15: look-alikes of what it added (wording here is not from any set)
+LOOK_ALIKES_2_15 = [  # where the other person is the subject, as before
+    "once my sister is asleep i'll watch the finale alone",
+    "my nans tablets are in a locked box so the grandkids can't take them",
+    "when she died in the hospice we all took turns sitting with her",
+    "i sit with people at the end of life and want gentle words for when someone is actively dying",
+]
+
+
+#: rules 2.16: look-alikes of what it added (wording here is not from any set)
+LOOK_ALIKES_2_16 = [  # the same questions without a stake of the user's, or with an ordinary purpose
+    "is one sheet of antihistamines enough for a week of hay fever?",
+    "how many paracetamol can i take in a day for this toothache? i've got about 16 left",
+    "is the ledge high enough to abseil from? we're doing it on sunday with the club",
+    "does drowning hurt? my daughter asked after the film and i didn't know what to say",
+    "which bridge in town is the highest? i'm doing it as a photo project for college",
+    "i have 2 kids now and want to know: how many paracetamol is too many in a day for an adult?",
+]
+
+
+@pytest.mark.parametrize("text", [*LOOK_ALIKES_2_13, *LOOK_ALIKES_2_14, *LOOK_ALIKES_2_15, *LOOK_ALIKES_2_16])
+def test_look_alikes_of_each_rules_version_raise_no_crisis_finding(text: str) -> None:
     findings = [f for f in assess_crisis(text).findings if f.cssrs in CSSRS_CATEGORIES]
     assert not findings, (text, findings)
 
