@@ -163,71 +163,62 @@ def test_hard_negatives_do_not_alert(text: str) -> None:
     assert not assess_crisis(text).alert, assess_crisis(text)
 
 
-@pytest.mark.parametrize(
-    ("text", "category"),
-    [  # rules 2.13: concepts the everyday set's dev half showed missing (wording here is not from any set)
-        ("honestly the suicidal thoughts came back this month", "active_ideation"),
-        ("suicide has been sitting in my head all week", "active_ideation"),
-        ("i've been suicidal on and off since i was fifteen", "history"),
-        ("made a list of my accounts for my sister to close after i'm dead", "active_ideation"),
-        ("by friday i'll be gone, i've made up my mind", "intent"),
-        ("i won't be alive by the time the exams start", "active_ideation"),
-        ("i pray every night that my life will finally end", "wish_dead"),
-        ("part of me is hoping someone kills me on the walk home", "wish_dead"),
-        ("if i died tomorrow who cares", "wish_dead"),
-        ("how much ibuprofen kills you", "method"),
-        ("is jumping or hanging more quick", "method"),
-        ("what is the least messy way to kill yourself", "method"),
-        ("how long does it take to bleed out", "method"),
-        ("um i'm not i'm going to kill myself this weekend", "intent"),
-    ],
-)
-def test_rules_2_13_concepts(text: str, category: str) -> None:
-    cats = {f.cssrs: f.severity for f in assess_crisis(text).findings}
-    assert category in cats and cats[category] in ("critical", "high"), (text, cats)
+#: rules 2.13: disclosures it finds at critical or high, with their C-SSRS category
+FOUND_2_13 = [  # rules 2.13: concepts the everyday set's dev half showed missing (wording here is not from any set)
+    ("honestly the suicidal thoughts came back this month", "active_ideation"),
+    ("suicide has been sitting in my head all week", "active_ideation"),
+    ("i've been suicidal on and off since i was fifteen", "history"),
+    ("made a list of my accounts for my sister to close after i'm dead", "active_ideation"),
+    ("by friday i'll be gone, i've made up my mind", "intent"),
+    ("i won't be alive by the time the exams start", "active_ideation"),
+    ("i pray every night that my life will finally end", "wish_dead"),
+    ("part of me is hoping someone kills me on the walk home", "wish_dead"),
+    ("if i died tomorrow who cares", "wish_dead"),
+    ("how much ibuprofen kills you", "method"),
+    ("is jumping or hanging more quick", "method"),
+    ("what is the least messy way to kill yourself", "method"),
+    ("how long does it take to bleed out", "method"),
+    ("um i'm not i'm going to kill myself this weekend", "intent"),
+]
 
 
-@pytest.mark.parametrize(
-    ("text", "category"),
-    [  # rules 2.14: guards narrowed to what they explain (wording here is not from any set)
-        # an activity explains means and places, not a death the user names or an act on purpose
-        (
-            "i'm going fishing on saturday and i'm not planning on coming back, i want to die out on the lake",
-            "active_ideation",
-        ),
-        ("went for a run and all i could think about was how i want to be dead", "active_ideation"),
-        ("i sat in the garage with the engine running on purpose until i felt sick", "plan"),
-        ("i'm on the bridge and i've climbed over the railing", "attempt"),
-        ("skipped the gym again, honestly i was hoping the flu would just take me", "wish_dead"),
-        # grief does not explain wishing oneself dead
-        ("since my dad passed away i keep wishing i was dead too", "wish_dead"),
-        # a contrast after a denial or media talk is read on its own
-        ("i'm not going to do anything. i just wish i could stop existing", "wish_dead"),
-        ("not suicidal or anything, more like i wish i was dead", "wish_dead"),
-        ("the movie was fine but i still feel like i'd be better off dead", "wish_dead"),
-        # a method question before a disclaimer stands
-        ("how long would it take to bleed out from my wrist i mean i'm not going to do it", "method"),
-        # the user's answer, not what someone else thinks it is
-        ("my boyfriend thinks i'm okay um i'm going to end my life", "intent"),
-    ],
-)
-def test_rules_2_14_guards_explain_less(text: str, category: str) -> None:
-    cats = {f.cssrs: f.severity for f in assess_crisis(text).findings}
-    assert category in cats and cats[category] in ("critical", "high"), (text, cats)
+#: rules 2.14: disclosures it finds at critical or high, with their C-SSRS category
+FOUND_2_14 = [  # rules 2.14: guards narrowed to what they explain (wording here is not from any set)
+    # an activity explains means and places, not a death the user names or an act on purpose
+    (
+        "i'm going fishing on saturday and i'm not planning on coming back, i want to die out on the lake",
+        "active_ideation",
+    ),
+    ("went for a run and all i could think about was how i want to be dead", "active_ideation"),
+    ("i sat in the garage with the engine running on purpose until i felt sick", "plan"),
+    ("i'm on the bridge and i've climbed over the railing", "attempt"),
+    ("skipped the gym again, honestly i was hoping the flu would just take me", "wish_dead"),
+    # grief does not explain wishing oneself dead
+    ("since my dad passed away i keep wishing i was dead too", "wish_dead"),
+    # a contrast after a denial or media talk is read on its own
+    ("i'm not going to do anything. i just wish i could stop existing", "wish_dead"),
+    ("not suicidal or anything, more like i wish i was dead", "wish_dead"),
+    ("the movie was fine but i still feel like i'd be better off dead", "wish_dead"),
+    # a method question before a disclaimer stands
+    ("how long would it take to bleed out from my wrist i mean i'm not going to do it", "method"),
+    # the user's answer, not what someone else thinks it is
+    ("my boyfriend thinks i'm okay um i'm going to end my life", "intent"),
+]
 
 
-@pytest.mark.parametrize(
-    ("text", "category"),
-    [  # rules 2.15: someone else in the sentence is not always its subject (wording here is not from any set)
-        # the subject of a clause that only times the act
-        ("done pretending. going to swallow every tablet in the house once my flatmates are out", "method"),
-        ("plan is simple, wait until my parents leave for church, take all my sleeping pills", "plan"),
-        # the owner of the means, written without an apostrophe, and an overdose on them
-        ("gonna od on my dads heart meds when hes out fishing", "intent"),
-        ("thinking abt using my stepdads pistol on myself tonight", "method"),
-    ],
-)
-def test_rules_2_15_someone_else_in_the_sentence(text: str, category: str) -> None:
+#: rules 2.15: disclosures it finds at critical or high, with their C-SSRS category
+FOUND_2_15 = [  # rules 2.15: someone else in the sentence is not always its subject (wording here is not from any set)
+    # the subject of a clause that only times the act
+    ("done pretending. going to swallow every tablet in the house once my flatmates are out", "method"),
+    ("plan is simple, wait until my parents leave for church, take all my sleeping pills", "plan"),
+    # the owner of the means, written without an apostrophe, and an overdose on them
+    ("gonna od on my dads heart meds when hes out fishing", "intent"),
+    ("thinking abt using my stepdads pistol on myself tonight", "method"),
+]
+
+
+@pytest.mark.parametrize(("text", "category"), [*FOUND_2_13, *FOUND_2_14, *FOUND_2_15])
+def test_each_rules_version_finds_its_disclosures_at_critical_or_high(text: str, category: str) -> None:
     cats = {f.cssrs: f.severity for f in assess_crisis(text).findings}
     assert category in cats and cats[category] in ("critical", "high"), (text, cats)
 
