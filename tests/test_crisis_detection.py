@@ -217,7 +217,25 @@ FOUND_2_15 = [  # rules 2.15: someone else in the sentence is not always its sub
 ]
 
 
-@pytest.mark.parametrize(("text", "category"), [*FOUND_2_13, *FOUND_2_14, *FOUND_2_15])
+#: rules 2.18: disclosures it finds at critical or high, with their C-SSRS category
+FOUND_2_18 = [  # rules 2.18: a denial the message takes back; a relative's means; floors (wording not from any set)
+    # a denial or promise of the user's own act, taken back in the same message
+    ("i told my sister i'd never try to kill myself again. last night i did.", "attempt"),
+    ("i swore on my kids i'd never self harm again but tonight i did it", "nssi"),
+    ("i promised my counsellor i'd never cut again. i'm going to break that promise", "nssi"),
+    ("i keep telling everyone i'm not suicidal. who am i kidding", "active_ideation"),
+    # a sentence that opens by contrasting itself with the denial before it
+    ("i'm not going to hurt myself, okay. but honestly i'd be relieved if i just didn't exist anymore", "wish_dead"),
+    # a relative's means, owned with an apostrophe, and the user's act on them
+    ("i've swallowed a whole strip of my gran's blood pressure tablets", "attempt"),
+    ("tonight i'm taking all of my stepdad's sleeping pills", "attempt"),
+    ("i keep thinking about my uncles shotgun in the garage. using it on myself", "method"),
+    # a height named by its floors
+    ("i'm doing it friday. are 12 floors enough or should i find somewhere higher", "method"),
+]
+
+
+@pytest.mark.parametrize(("text", "category"), [*FOUND_2_13, *FOUND_2_14, *FOUND_2_15, *FOUND_2_18])
 def test_each_rules_version_finds_its_disclosures_at_critical_or_high(text: str, category: str) -> None:
     cats = {f.cssrs: f.severity for f in assess_crisis(text).findings}
     assert category in cats and cats[category] in ("critical", "high"), (text, cats)
@@ -289,7 +307,22 @@ LOOK_ALIKES_2_16 = [  # the same questions without a stake of the user's, or wit
 ]
 
 
-@pytest.mark.parametrize("text", [*LOOK_ALIKES_2_13, *LOOK_ALIKES_2_14, *LOOK_ALIKES_2_15, *LOOK_ALIKES_2_16])
+#: rules 2.18: look-alikes of what it added (wording here is not from any set)
+LOOK_ALIKES_2_18 = [  # denials that hold, other things broken or done, supplies of other things, floors at work
+    "i'd never hurt myself, i broke my wrist skating last week and it's killing my mood",
+    "i'm never going to self harm, i promise. i relapsed on vaping though, day one again",
+    "i told my mum i'm not suicidal and i meant it. i just need sleep",
+    "i'd never hurt myself. i did burn my hand on the oven tray tonight though",
+    "packed a week's supply of snacks for the camping trip",
+    "took my month's supply back to the chemist because the dose changed",
+    "my grandad's heart pills are in a dosette box now so he doesn't double up",
+    "our office is 14 floors up and the lift broke again, my legs are dead",
+]
+
+
+@pytest.mark.parametrize(
+    "text", [*LOOK_ALIKES_2_13, *LOOK_ALIKES_2_14, *LOOK_ALIKES_2_15, *LOOK_ALIKES_2_16, *LOOK_ALIKES_2_18]
+)
 def test_look_alikes_of_each_rules_version_raise_no_crisis_finding(text: str) -> None:
     findings = [f for f in assess_crisis(text).findings if f.cssrs in CSSRS_CATEGORIES]
     assert not findings, (text, findings)

@@ -140,8 +140,8 @@ def test_a_second_look_alert_is_possible_and_names_its_detector_and_versions(loo
 
 
 # Wording of our own (in no data set): no inline alert, an anchor concept about the user (means), and a second-look
-# probability above its confirm (0.99 against 0.90 with 1.14); and one whose probability is between threshold and
-# confirm (0.82), anchor and all.
+# probability above its confirm (0.99 against 0.90 with 1.14); and one whose probability is above the threshold
+# (0.82 with 1.14), anchor and all.
 CONFIRMED = "bought a hose pipe this afternoon and i live in a flat with no garden"
 BELOW_CONFIRM = "paid off the car and cancelled my phone contract so nobody's stuck with my bills after i die"
 
@@ -164,11 +164,20 @@ def test_an_anchor_the_second_look_confirms_raises_its_alert_to_high(look: Secon
 
 
 def test_below_confirm_or_without_an_anchor_the_alert_stays_possible(look: SecondLook) -> None:
-    below = look.feed(_turn(BELOW_CONFIRM))
+    # the trained confirm may sit at the threshold (1.16: both 0.69), leaving no band between them: set one above
+    # this turn's probability, as weights with a stricter walk would
+    (shipped,) = look.alerts([look.feed(_turn(BELOW_CONFIRM))])  # type: ignore[list-item]
+    p = shipped.probability
+    assert p is not None and look.threshold <= p < 0.99
+    raw = json.loads((ROOT / "scorers" / "safety" / "crisis_second_look.json").read_text())
+    raw["confirm"] = round(p + (1 - p) / 2, 4)
+    strict = SecondLook(raw, look.embedder, look.examples)
+    below = strict.feed(_turn(BELOW_CONFIRM))
     assert below is not None
-    (alert,) = look.alerts([below])
-    assert alert.probability is not None and look.threshold <= alert.probability < look.confirm  # type: ignore[operator]
+    (alert,) = strict.alerts([below])
+    assert alert.probability is not None and strict.threshold <= alert.probability < strict.confirm  # type: ignore[operator]
     assert alert.severity == "possible" and alert.cssrs_category is None and alert.detector == "model"
+    assert strict.confirmed(BELOW_CONFIRM, alert.probability) is None
     assert look.confirmed(QUIET, 1.0) is None  # no anchor concept about the user: nothing to confirm
 
 

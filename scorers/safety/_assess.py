@@ -53,7 +53,10 @@ _FAREWELL_FRAMES = frozenset(
 #: the text (a decision made, the question put as theirs, a supply held, the outcome wanted).
 #: 2.17: four more anchor concepts a model may confirm (a hard means, a hoped-for harm event, a question about how
 #: sure or quick, the user's stake), read only where no earlier anchor is.
-RULES_VERSION = "crisis-rules@2.17"
+#: 2.18: a denial the message takes back ("i swore i'd never try again. tonight i did"), and a sentence that opens
+#: against the denial before it; a relative's means ("my nan's pills", "my grandpas gun") and a supply named by
+#: the time it lasts; heights named by their floors ("is 10 floors enough").
+RULES_VERSION = "crisis-rules@2.18"
 
 
 def detector_version() -> str:

@@ -89,7 +89,11 @@ _OWNER_OF_MEANS = re.compile(
 
 
 _USED_MEANS = re.compile(
-    r"\b(?:took|taken|take|taking|swallowed|stole|grabbed|used|using|got|have|had|keep|od|overdose|overdosing)\b"
+    r"\b(?:took|taken|take|taking|swallowed|stole|grabbed|used|using|got|have|had|keep|od|overdose|overdosing|"
+    # thoughts and acts that turn to someone's means: "thinking about my grandpas gun", "picking up my mum's old
+    # prescriptions"
+    r"thinking about|think about|thought about|looking at|staring at|eyeing|picking up|picked up|collecting|"
+    r"collected|saving|saved|hoarding|stockpiling|counting|counted)\b"
 )
 
 
@@ -322,11 +326,18 @@ _PASSIVE_DEATH = _rx(
     r"(?:don'?t|not|never) make it (?:home|back|through the night)|not bring me back|hoping it goes down|(?:not|"
     r"stop) fighting it"
 )
+#: A height named by its floors ("is 10 floors enough", "the window of 14 floor", "floor 22").
+_FLOORS = (
+    r"(?:\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty) "
+    r"(?:floors|storeys|stories (?:high|up|down|tall))|(?:floor|storey) \d+"
+)
 #: Means that leave little doubt when someone's thoughts keep returning to them (not "the lake", "letters").
 _HARD_MEANS = _rx(
     r"guns?|pistol|rifle|shotgun|revolver|firearm|handgun|service weapon|\.45|\.38|ruger|glock|rope|noose|"
     r"bridge|overpass|viaduct|ledge|roof|rooftop|cliffs?|balcony|tracks|railway|quarry|gorge|car park|"
-    r"multi-?storey|(?:\d+(?:st|nd|rd|th)|top|eighth|ninth|tenth) (?:floor|storey)|the drop|how far the drop|"
+    r"multi-?storey|(?:\d+(?:st|nd|rd|th)?|top|eighth|ninth|tenth) (?:floor|storey)|the drop|how far the drop|"
+    + _FLOORS
+    + r"|"
     r"pills?|tablets?|overdose|blades?|razors?|knife|bleach|poison|charcoal|exhaust|helium|insulin|morphine|"
     r"explosives?|drug room|vials?|anaesthetic|traffic|oncoming|lorr(?:y|ies)|the train|the wheel"
 )
@@ -363,7 +374,9 @@ _METHOD_ACT = _rx(
 _MEANS = _rx(
     r"gun|guns|pistol|rifle|shotgun|revolver|firearm|handgun|service weapon|bullets?|ammo|rope|noose|ligature|"
     r"cord|belt|bridge|ledge|roof|rooftop|cliffs?|balcony|overpass|tracks|railway|quarry|gorge|car park|"
-    r"multi-?storey|parking (?:garage|structure)|(?:\d+(?:st|nd|rd|th)|top|eighth|ninth|tenth|eleventh|twelfth|"
+    r"multi-?storey|parking (?:garage|structure)|"
+    + _FLOORS
+    + r"|(?:\d+(?:st|nd|rd|th)?|top|eighth|ninth|tenth|eleventh|twelfth|"
     r"thirteenth|fourteenth|fifteenth|"
     r"sixteenth|seventeenth|eighteenth|nineteenth|twentieth) "
     r"(?:floor|storey)|floors up|storeys|blades?|razor\w*|knife|knives|box cutter|craft knife|bleach|antifreeze|"
@@ -379,11 +392,13 @@ _DRUG_QTY = re.compile(
     r"rest|both|considerable (?:quantity|amount)|large (?:quantity|amount)|lots|month(?:'s|s)?(?: worth|"
     r" supply)?|weeks?(?:'s)?(?: worth| supply)|a ton|too many|[1-9]\d+|twenty|"
     r"thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|dozens?|double|triple|half)\b"
-    r"(?: \w+){0,3}? (?:of )?(?:my |the |those |these |them |his |her |mum's |mom's |dad's )?(?:\w+ )?"
+    r"(?: \w+){0,3}? (?:of )?(?:(?:my|the|those|these|them|his|her|our|their) )?(?:[a-z]+(?:'s|s') )?(?:\w+ ){0,2}"
     r"(?:pills?|tablets?|capsules?|meds|medications?|medicine|painkillers?|paracetamol|tylenol|acetaminophen|"
     r"ibuprofen|aspirin|insulin|antidepressants?|sleeping pills|prescription|sertraline|propranolol|"
     r"amitriptyline|co-?codamol|codeine|tramadol|diazepam|morphine|packs?|"
     r"benzos?|xanax|valium|oxy\w*|opioids?|lithium|them)\b"
+    # a supply named by the time it lasts is a quantity of medicine already: "took my whole month's supply"
+    r"|\b(?:month|week|fortnight)(?:'s|s)?(?: worth)? (?:of )?supply\b(?! (?:of|for|to|from|back|with me)\b)"
 )
 _TAKEN = _rx(
     r"took|taken|swallowed|downed|popped|chugged|drank|injected|shot up|had|ate|necked|"
@@ -796,7 +811,7 @@ _ACTIVITY = _rx(
     r"toothache|fever|flu|cold|prescribed|as directed|my dose|(?:take|takes|took|taking|have|had) (?:\w+ ){0,4}?"
     r"(?:daily|every (?:morning|night|day))|refill\w*|"
     r"pharmac\w*|side effects?|gp said|doctor said|my doctor|dosage|interact\w*|kid|toddler|child|the dog|"
-    r"the cat|grandma|nan|movers|moving|move|relocat\w*|abroad|emigrat\w*|retir\w*|new job|last day at|"
+    r"the cat|movers|moving|move|relocat\w*|abroad|emigrat\w*|retir\w*|new job|last day at|"
     r"(?:hunting|shooting|duck|deer|elk|pheasant|grouse) season|elk|pheasants?|grouse|scope|cartridges|"
     r"(?:bought|got|fitted|installed) a (?:wall |gun )?safe|locked (?:away|up|store)|"
     r"out of (?:the )?(?:kids'|children's|baby's|his|her|their) reach|up high|exhaust (?:pipe|leak|system|manifold)|"
@@ -1331,6 +1346,8 @@ def guarded_windows(text: str) -> tuple[str, ...]:
     for _, win in windows(text):
         denied = deny and _denied(win)
         media = (story or game) and _story(win)
+        if after_denial and _OPENS_CONTRAST.match(win):
+            after_denial = False  # "i'm not going to do anything tonight. but i've been thinking about hanging"
         if not (denied or after_denial or media):
             out.append(win)
         else:
@@ -1339,6 +1356,10 @@ def guarded_windows(text: str) -> tuple[str, ...]:
                 out.append(tail)
         after_denial = denied
     return tuple(out)
+
+
+#: A sentence that opens by contrasting itself with the denial before it is the user's own again.
+_OPENS_CONTRAST = re.compile(r"\W*(?:but|yet|however|though|still|except)\b")
 
 
 #: What a guard covers ends where the user contrasts it with their own state: "i don't want to kill myself. i just
@@ -1389,13 +1410,67 @@ def concept_findings(text: str) -> tuple[Finding, ...]:
     on = gate(text)
     if not anchored(text):
         return ()
-    for win in guarded_windows(text):
-        for f in _frames(win, text, on):
-            cur = best.get(f.cssrs)
-            if cur is None or rank[f.severity] > rank[cur.severity]:
-                best[f.cssrs] = f
+    found = [f for win in guarded_windows(text) for f in _frames(win, text, on)]
+    if ("_DENY" in on or "_VOW" in on) and "_TAKEN_BACK" in on and not _screened(text, on):
+        found += _taken_back(text)
+    for f in found:
+        cur = best.get(f.cssrs)
+        if cur is None or rank[f.severity] > rank[cur.severity]:
+            best[f.cssrs] = f
     order = {c: i for i, c in enumerate(CSSRS_CATEGORIES)}
     return tuple(sorted(best.values(), key=lambda f: order[f.cssrs]))
+
+
+_PROMISE = r"(?:promise|vow|word|streak)"
+#: A denial or promise of the user's own act that the message itself takes back: "i swore i'd never try to kill
+#: myself again. tonight i did", "i promised my mum i'd never cut again. i'm going to break that promise", "i told
+#: them i'm not suicidal. i lied". Read in the rest of the denial's sentence and the next one.
+_TAKEN_BACK = re.compile(
+    r"\b(?:"
+    r"(?P<done>(?:i (?:just |already |finally )?did(?: it)?(?: again| anyway)?|i (?:relapsed|slipped))(?=\s*(?:$|[.!;]|"
+    r"(?:tonight|today|last night|this morning|again)\b))|(?:tonight|today|last night|this morning),? i "
+    r"(?:just )?did(?: it)?|i'?ve (?:gone and )?done it(?: again)?|i broke (?:that|my|the|this) " + _PROMISE + r")"
+    r"|(?P<will>i'?m (?:going to|gonna|about to) break (?:that|my|the|this|it)(?: " + _PROMISE + r")?(?!\w)|i "
+    r"(?:can'?t|cannot) keep (?:that|this|my|the) " + _PROMISE + r")"
+    r"|(?P<lie>(?:i (?:lied|was lying)(?: to (?:you|them|him|her|everyone|my \w+))?|(?:that|it|this)(?:'s| was| is) "
+    r"a lie)(?=\s*(?:$|[.!;,]|(?:and|but|i)\b))|who am i kidding)"
+    r")\b"
+)
+#: A promise of the user's own act ("i'd never cut again"), which the denial guard does not read as a denial.
+_VOW = re.compile(
+    r"\bi(?:'d| would|'ll| will)? never (?:\w+ ){0,2}?(?:cut|cutting|burn|burning|self[- ]?harm\w*|overdos\w*|od)\b"
+)
+_VOWED_SUICIDE = re.compile(
+    r"\b(?:suicid\w*|kill\w* myself|end\w* (?:it|my life)|to die|die|death|dying|overdos\w*|od)\b"
+)
+_VOWED_HARM = re.compile(r"\b(?:self[- ]?harm\w*|hurt\w* myself|harm\w* myself|cut\w*|burn\w*)\b")
+_TAKEN_BACK_AS: dict[tuple[str, bool], tuple[str, Severity]] = {
+    ("done", True): ("attempt", "critical"), ("will", True): ("intent", "critical"),
+    ("lie", True): ("active_ideation", "high"),
+}  # fmt: skip
+
+
+def _taken_back(text: str) -> list[Finding]:
+    """Findings for denials of the user's own act that the message takes back (the denial guard drops the denial's
+    sentence and the one after it, so they are read here, over the whole text)."""
+    out: list[Finding] = []
+    wins = windows(text)
+    for i, (off, win) in enumerate(wins):
+        for deny in (*_DENY.finditer(win), *_VOW.finditer(win)):
+            said = deny.group()
+            suicide = _VOWED_SUICIDE.search(said) is not None
+            if not suicide and _VOWED_HARM.search(said) is None:
+                continue
+            start = off + deny.end()
+            stop = wins[i + 1][0] + len(wins[i + 1][1]) if i + 1 < len(wins) else len(text)
+            back = _TAKEN_BACK.search(text, start, stop)
+            if back is None:
+                continue
+            kind = back.lastgroup or "lie"
+            cssrs, severity = _TAKEN_BACK_AS.get((kind, suicide), ("nssi", "high"))  # a harm taken back: nssi
+            ev = text[off + deny.start() : back.end()].strip(" ,.;:!?\"'")
+            out.append(Finding(cssrs, severity, ev if len(ev) <= 80 else ev[:79] + "\u2026", "denial_taken_back"))
+    return out
 
 
 # -- risk built across turns ----------------------------------------------------------------------------

@@ -165,7 +165,7 @@ _RULES: list[Rule] = [
          r"\b(?:took|take|taken|taking|swallowed|swallow|swallowing|downed|popped|ate|had) %(ADV)s"
          r"(?:like |about |around |almost |nearly |over |maybe )?(?:a |an |the |my )?(?:whole |entire |full |big )?"
          r"(?:bottle|bunch|handful|box|pack|packet|load|lot|blister pack|strip|stash|months? worth|"
-         r"month's supply|weeks? worth|all|everything|every one|rest) of (?:[\w']+ ){0,2}?%(DRUG)s\b",
+         r"month's supply|weeks? worth|all|everything|every one|rest) of (?:[\w']+ ){0,3}?%(DRUG)s\b",
          DRUG_CUES, NEG, PAST),
     Rule(OVERDOSE, "critical",
          r"\b(?:took|take|taken|swallowed|downed|popped|had) (?:like |about |around |over |almost |maybe )?"
