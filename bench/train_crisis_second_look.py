@@ -74,7 +74,7 @@ from scorers.safety._normalise import normalise  # noqa: E402
 from scorers.safety._second_look import SIGNALS, NearestExamples, Windows, combine  # noqa: E402
 
 OUT = ROOT / "scorers" / "safety" / "crisis_second_look.json"
-VERSION = "crisis-minilm-ensemble@1.16"
+VERSION = "crisis-minilm-ensemble@1.17"
 #: Weights (n-gram model, embedding head, nearest-example margin) the writer-out CV chooses from: the n-gram model
 #: at least 0.3, the others in steps of 0.1 (0 included, so 1.1-1.2's two-signal averages are candidates).
 WEIGHTS = tuple((round(1 - h / 10 - k / 10, 1), h / 10, k / 10) for h in range(0, 8) for k in range(0, 8) if h + k <= 7)
@@ -400,8 +400,9 @@ class _Dev:
         texts = self.pos + self.neg
         self.ruled = {t: bool(rule_findings(t)) for t in texts}
         self.inline = {t: self.ruled[t] or m.probability(t) >= m.threshold for t in texts}
-        self.anchored = {t: anchor_finding(t) is not None for t in texts}
-        self.inline_confirmed = {t: self.anchored[t] and m.probability(t) >= m.confirm for t in texts}
+        self.inline_confirmed = {t: anchor_finding(t) is not None and m.probability(t) >= m.confirm for t in texts}
+        # the anchors the second look may confirm include those only it may (rules 2.19)
+        self.anchored = {t: anchor_finding(t, second_look=True) is not None for t in texts}
         look = SecondLook(second, embedder, near)
         self.prob = dict(zip(texts, look.probabilities(texts), strict=True))  # normalise is idempotent
 

@@ -319,7 +319,28 @@ def test_a_disclosure_buried_in_a_long_turn_is_found_and_its_window_is_the_evide
     (p_whole,) = whole_only.probabilities([BURIED])
     assert p_whole is not None and p_whole < look.threshold  # one embedding of the whole dilutes it
     (alert,) = look.alerts([x for x in [look.feed(_turn(BURIED))] if x is not None])
-    assert alert.severity == "possible" and alert.probability is not None and alert.probability >= look.threshold
+    assert alert.probability is not None and alert.probability >= look.threshold
+    # since rules 2.19 "easier" is a wish the second look may confirm: high, wish to be dead (possible before)
+    assert alert.severity == "high" and alert.cssrs_category == "wish_dead"
     assert (
         "wasnt around anymore" in alert.evidence.replace("'", "") and "the window that weighed most" in alert.evidence
     )
+
+
+def test_anchors_only_the_second_look_may_confirm(look: SecondLook) -> None:
+    """Rules 2.19: a wish, readiness and cue-named means anchor the second look's confirmation, never the inline
+    model's (whose own alerts on ordinary replies would become high wishes). Wording of our own, in no data set."""
+    from scorers.safety._concepts import anchor_finding
+    from scorers.safety._normalise import normalise
+
+    wish = "lately i keep wishing i could just stop being here"
+    assert anchor_finding(normalise(wish)) is None
+    found = look.confirmed(wish, 1.0)
+    assert found is not None and found.cssrs == "wish_dead" and found.frame == "anchor+model:_WISH"
+    assert look.confirmed(wish, None) is None
+    ready = look.confirmed("i'm so ready to be done with all of it, me included", 1.0)
+    assert ready is not None and ready.cssrs == "intent"
+    means = look.confirmed("got the stuff from that forum, it's in my drawer", 1.0)
+    assert means is not None and means.cssrs == "method"
+    # the inline tier reads none of them: an ordinary reply its model may flag stays below high
+    assert assess_crisis("I hope you feel better about it.").severity not in ("critical", "high")

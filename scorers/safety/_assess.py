@@ -56,7 +56,8 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.18: a denial the message takes back ("i swore i'd never try again. tonight i did"), and a sentence that opens
 #: against the denial before it; a relative's means ("my nan's pills", "my grandpas gun") and a supply named by
 #: the time it lasts; heights named by their floors ("is 10 floors enough").
-RULES_VERSION = "crisis-rules@2.18"
+#: 2.19: anchors only the second look may confirm (a wish, readiness, means as the conversation cues name them).
+RULES_VERSION = "crisis-rules@2.19"
 
 
 def detector_version() -> str:

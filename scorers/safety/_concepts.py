@@ -1694,6 +1694,14 @@ _ANCHOR_CSSRS: tuple[tuple[str, str], ...] = (
     # cover 8 / 9 / 10 / 10 crises and no negative)
     ("_HARD_MEANS", "method"), ("_HARM_EVENT", "wish_dead"), ("_RISK_Q", "method"), ("_STAKE", "intent"),
 )  # fmt: skip
+#: Since 2.19, anchors only the second look may confirm, read after all of the above: a wish, readiness, means as the
+#: conversation cues name them ("the stuff", "the cabinet"). Chosen as 2.17's were, on second look 1.16's writer-out
+#: probabilities: of the texts no rule makes critical or high and no anchor above covers, at 0.69 or more, they
+#: cover 86 crises for 2 negatives. Not for the inline model: on the real and everyday development turns its own
+#: `possible` alerts on ordinary replies ("I hope you feel better about it.") would become `high` wishes.
+_ANCHOR_CSSRS_SECOND_LOOK: tuple[tuple[str, str], ...] = (
+    ("_WISH", "wish_dead"), ("_CUE_READY", "intent"), ("_CUE_MEANS", "method"),
+)  # fmt: skip
 
 
 #: Means words of everyday medication talk: not an anchor the model may confirm alone (real user turns
@@ -1707,20 +1715,22 @@ def _gated(on: frozenset[str]) -> Callable[[re.Pattern[str]], re.Pattern[str]]:
 
 
 @lru_cache(maxsize=4096)
-def anchor_finding(text: str) -> Finding | None:
+def anchor_finding(text: str, second_look: bool = False) -> Finding | None:
     """The anchor concept of a text the model rates as very likely a disclosure, when no frame fired.
 
     Frames need a combination inside one window (volition x death, plan x time...); wording nobody
     anticipated often carries the concept but not the combination. Here the model supplies the combination
     and the anchor the evidence: an anchor about the user (not negated, not an idiom or hyperbole) in a
     window the guards keep (no denial, media, screening answer). Severity ``high``, never ``critical``:
-    intent, plan and means still need a frame. ``frame`` is ``anchor+model:<class>``.
+    intent, plan and means still need a frame. ``frame`` is ``anchor+model:<class>``. ``second_look``: the model
+    is the second look, which may also confirm :data:`_ANCHOR_CSSRS_SECOND_LOOK`.
     """
     on = gate(text)
-    if not any(name in on for name, _ in _ANCHOR_CSSRS):
+    classes = _ANCHOR_CSSRS + _ANCHOR_CSSRS_SECOND_LOOK if second_look else _ANCHOR_CSSRS
+    if not any(name in on for name, _ in classes):
         return None
     wins = guarded_windows(text)
-    for name, cssrs in _ANCHOR_CSSRS:
+    for name, cssrs in classes:
         if name not in on:
             continue
         rx = _CLASSES[name]

@@ -267,10 +267,11 @@ class SecondLook:
 
     def confirmed(self, text: str, probability: float | None) -> Finding | None:
         """The anchor concept about the user that ``text`` carries, when ``probability`` reaches ``confirm``
-        (``_concepts.anchor_finding`` on the turn as normalised and as written, as the inline tier reads it)."""
+        (``_concepts.anchor_finding`` on the turn as normalised and as written, as the inline tier reads it, with
+        the anchors only the second look may confirm)."""
         if self.confirm is None or probability is None or probability < self.confirm:
             return None
-        return next((f for f in map(anchor_finding, both_forms(text)) if f is not None), None)
+        return next((f for f in (anchor_finding(n, second_look=True) for n in both_forms(text)) if f is not None), None)
 
     def feed(self, event: TurnEvent | ConversationEnd | ConversationReplay) -> LookInput | None:
         """A user turn worth a second look: covered, no inline alert on its own text, above the prescreen."""
