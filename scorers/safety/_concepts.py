@@ -846,9 +846,12 @@ _WINDOW = 24
 
 def _ev(win: str, *ms: re.Match[str] | None) -> str:
     got = [m for m in ms if m is not None]
-    a = min(m.start() for m in got)
-    b = max(m.end() for m in got)
-    ev = win[a:b].strip(" ,.;:!?\"'")
+    return _span_ev(win, min(m.start() for m in got), max(m.end() for m in got))
+
+
+def _span_ev(text: str, a: int, b: int) -> str:
+    """``text[a:b]`` as evidence: trimmed of punctuation, at most 80 characters."""
+    ev = text[a:b].strip(" ,.;:!?\"'")
     return ev if len(ev) <= 80 else ev[:79] + "\u2026"
 
 
@@ -1444,10 +1447,11 @@ _VOWED_SUICIDE = re.compile(
     r"\b(?:suicid\w*|kill\w* myself|end\w* (?:it|my life)|to die|die|death|dying|overdos\w*|od)\b"
 )
 _VOWED_HARM = re.compile(r"\b(?:self[- ]?harm\w*|hurt\w* myself|harm\w* myself|cut\w*|burn\w*)\b")
-_TAKEN_BACK_AS: dict[tuple[str, bool], tuple[str, Severity]] = {
-    ("done", True): ("attempt", "critical"), ("will", True): ("intent", "critical"),
-    ("lie", True): ("active_ideation", "high"),
-}  # fmt: skip
+_TAKEN_BACK_AS: dict[str, tuple[str, Severity]] = {
+    "done": ("attempt", "critical"),
+    "will": ("intent", "critical"),
+    "lie": ("active_ideation", "high"),
+}
 
 
 def _taken_back(text: str) -> list[Finding]:
@@ -1466,10 +1470,9 @@ def _taken_back(text: str) -> list[Finding]:
             back = _TAKEN_BACK.search(text, start, stop)
             if back is None:
                 continue
-            kind = back.lastgroup or "lie"
-            cssrs, severity = _TAKEN_BACK_AS.get((kind, suicide), ("nssi", "high"))  # a harm taken back: nssi
-            ev = text[off + deny.start() : back.end()].strip(" ,.;:!?\"'")
-            out.append(Finding(cssrs, severity, ev if len(ev) <= 80 else ev[:79] + "\u2026", "denial_taken_back"))
+            # every alternative of _TAKEN_BACK is a named group; a self-harm taken back is self-harm, whatever the kind
+            cssrs, severity = _TAKEN_BACK_AS[back.lastgroup or "lie"] if suicide else ("nssi", "high")
+            out.append(Finding(cssrs, severity, _span_ev(text, off + deny.start(), back.end()), "denial_taken_back"))
     return out
 
 
@@ -1702,6 +1705,7 @@ _ANCHOR_CSSRS: tuple[tuple[str, str], ...] = (
 _ANCHOR_CSSRS_SECOND_LOOK: tuple[tuple[str, str], ...] = (
     ("_WISH", "wish_dead"), ("_CUE_READY", "intent"), ("_CUE_MEANS", "method"),
 )  # fmt: skip
+_ANCHOR_CSSRS_ALL = _ANCHOR_CSSRS + _ANCHOR_CSSRS_SECOND_LOOK
 
 
 #: Means words of everyday medication talk: not an anchor the model may confirm alone (real user turns
@@ -1726,7 +1730,7 @@ def anchor_finding(text: str, second_look: bool = False) -> Finding | None:
     is the second look, which may also confirm :data:`_ANCHOR_CSSRS_SECOND_LOOK`.
     """
     on = gate(text)
-    classes = _ANCHOR_CSSRS + _ANCHOR_CSSRS_SECOND_LOOK if second_look else _ANCHOR_CSSRS
+    classes = _ANCHOR_CSSRS_ALL if second_look else _ANCHOR_CSSRS
     if not any(name in on for name, _ in classes):
         return None
     wins = guarded_windows(text)
