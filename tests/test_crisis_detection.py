@@ -234,8 +234,27 @@ FOUND_2_18 = [  # rules 2.18: a denial the message takes back; a relative's mean
     ("i'm doing it friday. are 12 floors enough or should i find somewhere higher", "method"),
 ]
 
+#: rules 2.20: what its new guards must not clear (wording not from any set)
+FOUND_2_20 = [
+    # a denial contrasted in the same window: the clause after the contrast is read on its own
+    ("i'm not suicidal but i've been cutting my thighs again", "nssi"),
+    ("it's not like i'm scared of dying, i've got the pills counted out for friday", "preparatory"),
+    # a screening answer taken back
+    (
+        "my therapist asked if i think about ending it and i said no. that was a lie, i think about killing myself every "
+        "night",
+        "active_ideation",
+    ),
+    # an organiser named in an overdose, a hand held over a flame
+    ("i swallowed everything in my pill organiser, the whole week at once", "attempt"),
+    ("i held my hand over the gas ring until it blistered", "nssi"),
+    # an activity the user denies does not explain the means
+    ("got a box of blades today and i don't even shave", "preparatory"),
+    ("i bought rope today and i don't climb or sail or anything", "preparatory"),
+]
 
-@pytest.mark.parametrize(("text", "category"), [*FOUND_2_13, *FOUND_2_14, *FOUND_2_15, *FOUND_2_18])
+
+@pytest.mark.parametrize(("text", "category"), [*FOUND_2_13, *FOUND_2_14, *FOUND_2_15, *FOUND_2_18, *FOUND_2_20])
 def test_each_rules_version_finds_its_disclosures_at_critical_or_high(text: str, category: str) -> None:
     cats = {f.cssrs: f.severity for f in assess_crisis(text).findings}
     assert category in cats and cats[category] in ("critical", "high"), (text, cats)
@@ -319,13 +338,55 @@ LOOK_ALIKES_2_18 = [  # denials that hold, other things broken or done, supplies
     "our office is 14 floors up and the lift broke again, my legs are dead",
 ]
 
+#: rules 2.20: false alarms of 2.19 on wording it had not seen, in new words (not from any set)
+LOOK_ALIKES_2_20 = [
+    # censored profanity, a held hand, idioms
+    "ugh today was sh*t, the bus broke down twice",
+    "the nurse held my hand the whole time they put the drip in",
+    "been burning the midnight oil for this deadline all week",
+    "i'm drowning in laundry since the baby came",
+    "i will die on this hill: tabs are better than spaces",
+    "i tried to kill the rumour before it spread round the office",
+    "coach made us run suicides till practice ended and my lungs are on fire",
+    "i feel like i'm going to die in this heat, the office aircon is broken",
+    "i wanted to crawl into a hole and die when i called my teacher mum",
+    "i'm gonna jump off this group chat if they send one more meme",
+    "put up two hanging baskets on the balcony this weekend",
+    # screening answers and denials in more grammars; a denial contrasted with something else
+    'my counsellor asked "any thoughts of suicide lately?" and i said no, it\'s just work',
+    "my nurse asked if i'd been thinking about ending it and i was like no, i just miss my dog",
+    "it's not like i want to kill myself or anything, i'm just sick of this flat",
+    "i have no thoughts of hurting myself at all, but my landlord is driving me up the wall",
+    "i say i want to die like ten times a day, it's just how i talk lol",
+    # ordinary medication, cars and letters
+    "filled my weekly pill organiser with the new blood pressure tablets tonight",
+    "i took my levothyroxine twice this morning, is that a problem?",
+    "let the car warm up on the drive for ten minutes because the windscreen was frozen",
+    "writing a letter to my future self for the leadership course",
+]
+
 
 @pytest.mark.parametrize(
-    "text", [*LOOK_ALIKES_2_13, *LOOK_ALIKES_2_14, *LOOK_ALIKES_2_15, *LOOK_ALIKES_2_16, *LOOK_ALIKES_2_18]
+    "text",
+    [*LOOK_ALIKES_2_13, *LOOK_ALIKES_2_14, *LOOK_ALIKES_2_15, *LOOK_ALIKES_2_16, *LOOK_ALIKES_2_18, *LOOK_ALIKES_2_20],
 )
 def test_look_alikes_of_each_rules_version_raise_no_crisis_finding(text: str) -> None:
     findings = [f for f in assess_crisis(text).findings if f.cssrs in CSSRS_CATEGORIES]
     assert not findings, (text, findings)
+
+
+@pytest.mark.parametrize(
+    ("text", "alerts"),
+    [  # rules 2.20: someone else's crisis the user says is over (recovered, or died: grief), unless it goes on
+        ("my brother overdosed two years ago and he's doing really well now, he just got engaged", False),
+        ("my best friend overdosed in 2019 and the inquest is finally next week", False),
+        ("my sister overdosed last night and she's in hospital, i can't stop shaking", True),
+        ("my friend tried to kill herself last year and she's doing better now but she's talking about it again", True),
+    ],
+)
+def test_rules_2_20_someone_elses_crisis_that_is_over(text: str, alerts: bool) -> None:
+    third = [f for f in assess_crisis(text).findings if f.cssrs == "third_party_risk"]
+    assert bool(third) is alerts, (text, third)
 
 
 def test_everyday_set_is_sealed_and_outside_training() -> None:

@@ -140,9 +140,10 @@ def test_a_second_look_alert_is_possible_and_names_its_detector_and_versions(loo
 
 
 # Wording of our own (in no data set): no inline alert, an anchor concept about the user (means), and a second-look
-# probability above its confirm (0.99 against 0.90 with 1.14); and one whose probability is above the threshold
-# (0.82 with 1.14), anchor and all.
-CONFIRMED = "bought a hose pipe this afternoon and i live in a flat with no garden"
+# probability above its confirm (0.82 against 0.67 with 1.18; the hose bought "with no garden" of 1.14-1.17's test
+# raises an inline alert since rules 2.20: a denied activity explains nothing); and one whose probability is above the
+# threshold, anchor and all.
+CONFIRMED = "sorted the car and the garage and a hose pipe for saturday"
 BELOW_CONFIRM = "paid off the car and cancelled my phone contract so nobody's stuck with my bills after i die"
 
 
@@ -268,10 +269,13 @@ def test_judged_batch_sends_the_second_look_turn_to_the_llm_crisis_screen(tmp_pa
     assert len([r for r in staged if r.kind == "safety_alert" and r.detector == "model"]) == 1  # written once
 
 
+# (second look 1.18 rates 1.17's shorter version of this turn at its threshold from the whole text alone: more ordinary
+# days around the one sentence keep the whole below it, 0.63 against 0.67)
 BURIED = (
     "ok so the week was fine i guess, work was busy and my sister came over on tuesday with the kids and we did a "
-    "puzzle, and honestly i keep thinking it would be easier for everyone if i just wasnt around anymore, anyway can "
-    "you help me plan meals for next week"
+    "puzzle and then on wednesday the boiler man finally came and fixed the pressure thing, and honestly i keep "
+    "thinking it would be easier for everyone if i just wasnt around anymore, anyway can you help me plan meals for "
+    "next week, something cheap with lentils maybe and a bake for the weekend"
 )
 
 

@@ -57,7 +57,10 @@ _FAREWELL_FRAMES = frozenset(
 #: against the denial before it; a relative's means ("my nan's pills", "my grandpas gun") and a supply named by
 #: the time it lasts; heights named by their floors ("is 10 floors enough").
 #: 2.19: anchors only the second look may confirm (a wish, readiness, means as the conversation cues name them).
-RULES_VERSION = "crisis-rules@2.19"
+#: 2.20: false alarms on wording the rules had not seen (development writers QA-QD): a denial contrasted in its own
+#: window keeps only what precedes it and the contrast clause; screening answers in more grammars; someone else's crisis
+#: the user says is over; an activity the user denies explains nothing; idioms, censored words, medication slips.
+RULES_VERSION = "crisis-rules@2.20"
 
 
 def detector_version() -> str:

@@ -597,7 +597,7 @@ _SH_ACT = _rx(
     r"bang\w*|bit|bite|biting|hurt|hurting|harm|harming|punish\w*|starv\w*|scald\w*|brand\w*) "
     r"(?:\w+ ){0,2}?(?:my ?self|my (?:arms?|wrists?|legs?|thighs?|skin|stomach|tummy|belly|body|hips?|ankles?|"
     r"chest|forearms?|shoulders?|knuckles|head)|arms|wrists|thighs|forearm)|"
-    r"self[- ]?harm\w*|self[- ]?injur\w*|\bsh\b|cutting (?:again|tonight|myself|to cope|to feel)|"
+    r"self[- ]?harm\w*|self[- ]?injur\w*|\bsh\b(?![*!#@$%])|cutting (?:again|tonight|myself|to cope|to feel)|"
     r"the (?:cutting|burning|arm|lighter|blade) thing|hid(?:e|ing) (?:\w+ ){0,2}?(?:cuts|scars|burns|self[- ]?harm)|"
     r"(?:started|start|keep|kept|been|back to|relapsed (?:into|on)?|urge to|urges to|want to|wanna|need to|"
     r"craving) (?:\w+ )?(?:cutting|cut|burning|burn|scratching|hurting myself|hitting myself)|"
@@ -605,6 +605,7 @@ _SH_ACT = _rx(
     r"(?:days?|weeks?|months?|years?) (?:clean|free) (?:of|from) (?:cutting|self[- ]?harm\w*|sh|harming|blades?)|"
     r"(?:days?|weeks?|months?|years?) clean(?=[^.!?]*\b(?:gone|relapse\w*|blade|sharp|razor|cut\w*|habit)\b)|"
     r"hurt\w* my (?:own )?(?:hands?|fingers?|arms?|legs?|body|skin)|"
+    r"(?!(?:held|hold\w*) my hands?\b(?! (?:over|on|onto|under|in|into|against|to|near|above)\b))"
     r"(?:press\w*|held|hold\w*|drag\w*|pinch\w*|claw\w*|beat|beating|slap\w*|drive|drove|dig\w*|carv\w*|"
     r"scratch\w*|scrap\w*|burn\w*|snap\w*|cut\w*|punch\w*|bang\w*|jab\w*|stab\w*|rub\w*)"
     r"(?: [\w'-]+){0,8}? (?:(?:into|onto|on|to|against|across|over|in|under|with) )?(?:the (?:inside|back|backs) "
@@ -651,7 +652,8 @@ _HISTORY = _rx(
     r"(?:my|an|a|the|first|second|third|last|previous|suicide|failed) attempts?(?! at (?!suicide|killing|"
     r"ending|taking|hanging|overdos|od\b)[a-z])|attempts? at (?:\d+|"
     r"sixteen|fifteen|fourteen|seventeen|eighteen|nineteen|twenty)|"
-    r"(?:(?:for|after|from) trying|tried) to (?:um |uh |like )?(?:kill|end|take|overdose|od|hang|jump|drown|"
+    r"(?:(?:for|after|from) trying|tried) to (?:um |uh |like )?(?:kill(?! (?:the|a|an|this|that|some|time|off)\b)|"
+    r"end|take|overdose|od|hang|jump|drown|"
     r"leave early|leave for good|go to sleep|not wake|die|do it)|"
     r"(?:i'?ve|i have|i) tried (?:once|twice|before)(?! to| with (?!pills|tablets))"
     r"(?=\W+(?:when|at|in|twice|and|\w+ (?:years|months)|$))|"
@@ -683,7 +685,8 @@ _SOFT_SH = _rx(r"on purpose|deliberately|punish(?:ing|ed)? (?:my ?self|my body)"
 # The word itself, as something in the user's life ("the suicidal thoughts are back", "suicide has been on my mind",
 # "suicidal since age 12"): read by the ``suicide_topic`` frame, with what follows or precedes it (_SUICIDE_HERE).
 _SUICIDE_WORD = _rx(
-    r"suicid(?:e|al|es)(?! (?:squad|doors?|sprints?|runs?|drills?|wings?|bomb\w*|vests?|missions?|"
+    r"(?:suicid(?:e|al)|(?<!doing )(?<!do )(?<!did )(?<!run )(?<!ran )(?<!running )(?<!more )(?<!extra )suicides)"
+    r"(?! (?:squad|doors?|sprints?|runs?|drills?|wings?|bomb\w*|vests?|missions?|"
     r"prevention|awareness|hotlines?|helplines?|lines?|rates?|statistics|stats|forest|king|note|notes|letter|of|by|"
     r"intervention|courses?|workshops?|first aid|safetalk|charity|walk|fundraiser|memorial|support group|"
     r"among|in (?:the|men|women|young|teens|america|the uk)|risk assessments?|training|research|cases)\b)"
@@ -757,6 +760,7 @@ _IDIOM = re.compile(
     r"(?<!freeze )(?<!freezing )(?<!froze )(?<!bleed )(?<!bleeding )(?<!starve )(?<!starving )(?<!myself )to death\b|"
     r"over my dead body|deadline|dead end|dying (?:right now|rn)"
     r"|(?:scared|afraid|terrified|worried|frightened|fear|feared|nervous|panick\w*|anxious|thought|felt like|"
+    r"feel like|feels like|feeling like|"
     r"convinced)(?: that)?(?: [\w']+){0,3} (?:going to|gonna|will|'ll|would|might|was going to) die"
     r"|(?:rather|sooner) die than|laugh\w* so (?:hard|much)|(?:run|ran|running|move|moving) away"
     r"|die of old age|dead heat|out of (?:my|his|her|their) skin|cut (?:our|my|your|their) losses"
@@ -770,13 +774,20 @@ _IDIOM = re.compile(
     r"|shoot(?:ing)? (?:hoops|pool|a (?:message|text|photo|video|email)|my shot|the breeze)"
     r"|hang(?:ing)? (?:out|on|in there|up|with)|drop dead|pulling my hair out"
     r"|die (?:my|her|his|their|your) hair|die it (?:pink|blue|red|purple|black)"
+    r"|burn\w* (?:the candle|the midnight oil|(?:my|our|your|their|all) bridges)|die on (?:this|that|the|every) hill"
+    r"|drown\w* in (?!(?:the |a |my |some |cold |deep )?(?:water|sea|ocean|river|lake|bath|bathtub|tub|pool|canal|"
+    r"quarry|reservoir|loch|sound|surf)\b)"
+    r"|jump\w* off (?:this|the|that|my) (?:group ?chat|chat|call|zoom|discord|thread|bandwagon)"
+    r"|crawl (?:in|into) a hole (?:and|n|&) die|hanging (?:plants?|baskets?|pots?|shel(?:f|ves)|lamps?|lights?|"
+    r"pictures?|frames?|mirrors?|art|decorations?|the washing|laundry|wallpaper)"
     r"|dead to the world|cheat(?:ed|ing|s)? death|jump(?:ing|ed)? off the deep end|kms (?:lol|lmao|haha)|"
     r"(?:calves|legs|feet|phone|battery|plant|plants|car|laptop|wifi|vibe|vibes|career|"
     r"plan|dream|dreams|hopes|group chat|chat|conversation|joke|meme|show|series|party|band) "
     r"(?:\w+ )?(?:is |are |was |were |just |literally )*(?:dying|dead|died))"
 )
 _DENY = re.compile(
-    r"\b(?:i'm not|i am not|not|never|nowhere near|far from|i don't|i'd never|i would never|i won't|i wouldn't|"
+    r"\b(?:i'm not|i am not|not|never|nowhere near|nothing like|far from|i don't|i'd never|i would never|i won't|"
+    r"i wouldn't|"
     r"no (?:thoughts?|intention|intent|plans?|desire|wish|urges?|wanting|risk|danger|way i'd|way i would)|"
     r"(?:nobody|no one) (?:needs|has|have) to worry about me|"
     r"zero (?:thoughts?|intention|plans?|desire|urges?))\b"
@@ -789,6 +800,10 @@ _DENY = re.compile(
     r"going to (?:do|hurt|kill)|hurt\w* myself|kill\w* myself|harm\w* myself|want\w* to die|to die|in danger|"
     r"at risk|unsafe|a danger|in any danger|end\w* (?:it|my life)|death|dying)"
     r"|\b(?:suicidal|suicide|self[- ]?harm\w*)[,.]? (?:no|nope|never|not really|not at all)\b"
+    r"|\b(?:it's|its|it is) not (?:that|like) i (?:don't|do not|dont) want to (?:be alive|live|be here)\b"
+    r"|\b(?:it's|its|it is) not (?:like|that) i(?:'m| am)? (?:wanna|want to|going to|gonna|would|'d|will|'ll|"
+    r"planning to) "
+    r"(?:\w+ ){0,2}?(?:kill myself|die|end (?:it|my life)|hurt myself|do anything)\b"
     # the concept first, the denial after: "the thought of killing myself has never crossed my mind",
     # "self-harm isn't something i've ever done", "suicidal thoughts? i don't have any"
     r"|\b(?:suicid\w*|self[- ]?harm\w*|kill\w* myself|end\w* my life|hurt\w* myself)(?:\W+\w+){0,4}?\W+"
@@ -817,7 +832,11 @@ _ACTIVITY = _rx(
     r"out of (?:the )?(?:kids'|children's|baby's|his|her|their) reach|up high|exhaust (?:pipe|leak|system|manifold)|"
     r"mechanic|manifold|gasket|muffler|(?:replac|fix|repair|swap)\w* (?:the |my |an? )?(?:\w+ )?exhaust|"
     r"charity|sponsored|tandem|coasteering|cliff jump\w*|oncology|"
-    r"(?:insulin|medication|drug|meds) round|syringe drivers?|blister packs|care homes?|sheep|cattle|livestock"
+    r"(?:insulin|medication|drug|meds) round|syringe drivers?|blister packs|care homes?|sheep|cattle|livestock|"
+    r"(?:fill\w*|load\w*|set(?:ting)? up|sort\w*) (?:the |my |her |his |a |new |"
+    r"weekly )*(?:pill ?(?:box|organi[sz]er|dispenser)|organi[sz]er|dosette|dispenser)\w*|warm(?:s|ing|"
+    r"ed)? (?:\w+ ){0,2}?up|defrost\w*|de-?ic\w*|gutters?|"
+    r"high seat|stalking|pumpkins?|shav\w*|tombstoning|high board|diving board|springboard|axle stands?"
 )
 
 
@@ -887,7 +906,7 @@ _BENIGN_FAREWELL = re.compile(
     r"emigrat\w*|university|uni|college|last day|last week of|cover letter|thank[- ]you (?:notes?|cards?|"
     r"letters?)|baby|wedding|"
     r"grandchildren|grandkids|eighteenth|18th|basic training|successor|colleagues|solicitor|wills|"
-    r"operation|surgery|replacement|time capsule|estate plan\w*|financial adviser|host family|for good 😭|"
+    r"operation|surgery|replacement|time capsule|future self|estate plan\w*|financial adviser|host family|for good 😭|"
     r"leaving twitter|while (?:i'm|we're|i am|we are) away|(?:house|pet|dog|cat) ?sitter|handover|going back to|"
     r"i (?:\w+ ){0,2}?(?:go|went) back (?:to|home)|back home|visa|resign\w*|"
     r"patients|to the team|to my team|to (?:my )?(?:colleagues|coworkers|clients|"
@@ -920,7 +939,10 @@ def _benign_farewell(text: str) -> bool:
 
 
 #: A dose taken by mistake ("took my morning tablets twice by accident, is that an overdose?").
-_MED_SLIP = re.compile(r"\b(?:by accident|accidentally|by mistake|forgot (?:i|that i|if i)|twice by|double[- ]dosed)\b")
+_MED_SLIP = re.compile(
+    r"\b(?:by accident|accidentally|by mistake|forgot (?:i|that i|if i)|twice (?:by|this|today|tonight|in a row)|"
+    r"double[- ]dosed|(?:can't|cant|don't|dont) remember (?:if|whether) i (?:took|had))\b"
+)
 
 
 def _explained(
@@ -930,12 +952,16 @@ def _explained(
     acts: tuple[re.Match[str] | None, ...],
 ) -> bool:
     """An activity in the window explains its means and places (knives while cooking, a ledge with a harness on,
-    the range), never a death the user names, a deliberate act or means the user says are for them: "out on the
-    boat i hope the weather takes me", "the car's running with the garage door shut on purpose". An activity word
+    the range; not one the user denies: "i don't shave"), never a death the user names, a deliberate act or means
+    the user says are for them: "out on the boat i hope the weather takes me", "the car's running with the garage
+    door shut on purpose". An activity word
     inside the act itself ("climbed" in "climbed over the barrier") explains nothing; one around it ("cliff
     jumping", "replacing the exhaust") does. Cheapest first: most windows hold no activity word."""
     spans = [(m.start(), m.end()) for m in acts if m is not None]
-    if not any(not any(a <= m.start() and m.end() <= b for a, b in spans) for m in g(_ACTIVITY).finditer(win)):
+    if not any(
+        not any(a <= m.start() and m.end() <= b for a, b in spans) and not _negated(win, m)
+        for m in g(_ACTIVITY).finditer(win)
+    ):
         return False
     if _DELIBERATE.search(win) or _FOR_ME.search(win):
         return False
@@ -1227,10 +1253,12 @@ _SCREENED = re.compile(
     r"(?:\b(?:questionnaire|survey|quiz|phq(?:-?9)?|assessment|screening|appointments?|check-?in)\b|"
     r"\b(?:asked|asks|ask|asking)(?: [\w']+){0,3}? (?:if|whether|about)\b|"
     r"\b(?:asked|asks|asking)(?: me)?(?: like)? (?:have|had|do|did|are|were|any) (?:you|u)\b|"
+    r"\b(?:asked|asks|asking)(?: me)?(?: like)?\W+(?:any|(?:have|do) (?:you|u) (?:had|have) any) (?:thoughts?|plans?|"
+    r"urges?|feelings?)\b|"
     r"\b(?:people|they|everyone|she|he|mum|mom|dad|my \w+) (?:think|thinks|assume|assumes|worry|worries|"
     r"worried|keep asking|kept asking|freaked out)\b)(?:(?!\bbut\b)[^.!?]){0,80}?"
     r"(?:suicid\w*|self[- ]?harm\w*|hurt\w* myself|harm\w* myself|kill\w* myself|better off dead|death|dying|"
-    r"end(?:ing)? my life|tak\w* my (?:own )?life|going to hurt|want\w* to die)"
+    r"end(?:ing)? my life|end(?:ing)? it(?: all)?\b|tak\w* my (?:own )?life|going to hurt|want\w* to die)"
 )
 #: A question about risk answered no right after it: "am i suicidal? no.", "q: ...better off dead? a: nope".
 _QA_NO = re.compile(
@@ -1243,7 +1271,11 @@ _ANSWER_NO = re.compile(
     r"\b(?:the (?:honest )?answer is (?:always )?no|answered no|said no|ticked \W?(?:no|never)|"
     r"scored (?:zero|0|a zero)|"
     r"none at all|i (?:don't|do not) have any|i (?:haven't|have not) had any|"
-    r"i was like no|i'm not\.|i am not\.|not at all|never (?:crossed|felt like it)|no,? i'm|nope|i haven't[,.]|"
+    r"(?:i was|i'm|im) (?:just )?like,? (?:\w+,? )?(?:no|nope|nah)\b(?! ?one\b| ?body\b| (?:point|reason|future|hope|"
+    r"way out|longer|more|matter|idea)\b)|"
+    r"i (?:honestly|really|genuinely|truly) haven't\b(?! (?:stopped|told|been able|managed|said))|"
+    r"scored (?:low|zero|0|nothing)|i'm not\.|i am not\.|not at all|never (?:crossed|felt like it)|no,? i'm|nope|"
+    r"i haven't[,.]|"
     r"no,? (?:no,? )?never\b|(?:because|cause|cos|bc) no\b|i'?m not(?=\W*(?:[,.!]|$))|"
     r"i have not[,.]|i haven't ever|no need to worry|but i've been "
     r"(?:stable|fine|good|well)|(?<!i'm )doing (?:great|fine|well|ok)|not where my head is|"
@@ -1256,7 +1288,9 @@ _ANSWER_WITHDRAWN = re.compile(r"\b(?:was a lie|i lied|lying|not true|but actual
 _RETRACT = re.compile(
     r"\b(?:i meant (?:from|about|as|it as|in the sense)|it was about|was about (?:my|a|the)|as a joke|was a joke|"
     r"(?<!not )(?<!no )(?<!not even )(?:joking|jk|just kidding)|not literally|figure of speech|is how we talk|"
-    r"the post was about|i meant (?:like )?(?:with|from) (?:embarrassment|cringe|\w+ing)|(?:from|of|with) "
+    r"the post was about|(?:just )?how i talk|(?:i )?(?:don't|dont|do not) (?:actually |really )?mean it"
+    r"(?=\W*(?:$|[.!?]|lol|lmao|haha|anyway|tho|though))|i meant (?:like )?(?:with|from) (?:embarrassment|cringe|"
+    r"\w+ing)|(?:from|of|with) "
     r"(?:cringe|embarrassment)|i (?:only )?said (?:that|it|\"?i want to die\"?) (?:bc|because|cos|cause) i|"
     r"i mean(?:t)? (?:the|my|our) (?!life\b|death\b|it\b|suicide\b|every\b)\w+|not my life)\b"
 )
@@ -1284,6 +1318,19 @@ def _denied(win: str) -> bool:
     if _acted_before(win, deny.start()):
         return False  # "took pills to kill myself and now i'm scared, i don't want to die": ambivalence after an act
     return not _DENY_BUT.search(win, deny.end())
+
+
+def _denial_split(win: str) -> tuple[str, str] | None:
+    """A denial the same window contrasts ("no thoughts of hurting myself, but she still wants me walking", "i'm not
+    suicidal but i've been cutting"): what precedes the denial and the clause from the contrast on, each read on its
+    own. The denial's own words carry no finding; before 2.20 the whole window was kept and they did."""
+    deny = _DENY.search(win)
+    if deny is None or _DENY_HEDGE.search(win[max(0, deny.start() - 30) : deny.start()]):
+        return None
+    if _acted_before(win, deny.start()):
+        return None
+    but = _DENY_BUT.search(win, deny.end())
+    return None if but is None else (win[: deny.start()], win[but.start() :])
 
 
 def _acted_before(win: str, end: int) -> bool:
@@ -1352,7 +1399,8 @@ def guarded_windows(text: str) -> tuple[str, ...]:
         if after_denial and _OPENS_CONTRAST.match(win):
             after_denial = False  # "i'm not going to do anything tonight. but i've been thinking about hanging"
         if not (denied or after_denial or media):
-            out.append(win)
+            split = _denial_split(win) if deny else None
+            out.extend((win,) if split is None else (part for part in split if part.strip(" ,.;:!?")))
         else:
             tail = _contrast_tail(win, media)
             if tail is not None and not (deny and _denied(tail)) and not ((story or game) and _story(tail)):

@@ -95,6 +95,26 @@ def resolved(text: str, start: int, end: int) -> bool:
     return _RESOLVED.search(sentence(text, start, end)) is not None
 
 
+# -- a third party's crisis that is over ---------------------------------------------------------------
+_OVER_FOR_THEM = re.compile(
+    r"\b(?:(?:he's|she's|they're|he is|she is|they are|who's|who is) (?:\w+ )?(?:doing )?(?:so |really |much )?"
+    r"(?:well|better|great|brilliantly|fine|okay|ok|safe|stable|recovering|out of hospital)(?: now)?"
+    r"|(?:he|she|they|who) (?:died|passed)|passed away|funeral|memorial|inquest|coroner|anniversary|"
+    r"would have (?:been|turned)|rest in peace|since (?:he|she|they|my (?:\w+ ){1,2}?)(?:died|passed|overdosed|od'?d)\b"
+    r"|lost (?:him|her|them) to)"
+)
+_STILL_AT_RISK = re.compile(
+    r"\b(?:again|still|right now|tonight|keeps|lately|these days|currently|unconscious|not (?:waking|breathing|"
+    r"responding)|ambulance|icu|in hospital|hasn't|isn't)\b"
+)
+
+
+def over_for_them(text: str, start: int, end: int) -> bool:
+    """Someone else's crisis the user says is over: they recovered ("she's doing brilliantly now") or died (grief,
+    not a risk to act on). Anything saying it goes on ("again", "still", "in hospital") keeps the alert."""
+    return _OVER_FOR_THEM.search(text) is not None and _STILL_AT_RISK.search(text) is None
+
+
 # -- third parties and media ------------------------------------------------------------------------
 _PERSONAL = re.compile(r"\bmy (?:\w+ ){0,2}?" + REL + r"\b|\b(?:told|texted|messaged|tells|telling|sent) me\b")
 _MEDIA = re.compile(

@@ -33,6 +33,7 @@ from ._context import (
     impersonal,
     media,
     negated,
+    over_for_them,
     past_to_high,
     resolved,
     sentence,
@@ -391,7 +392,7 @@ _RULES: list[Rule] = [
          r"\b(?:kill|kills|killing|hurt|hurts|hurting|harm|harms|harming|cut|cuts|cutting|burn|burns|burning|"
          r"hang|hanging|shoot|shooting|starv\w*|unaliv\w*) (?:him|her|them)sel(?:f|ves)\b",
          ("kill", "hurt", "harm", "cut", "burn", "hang", "shoot", "starv", "unaliv"),
-         (impersonal, media, accidental, negated)),
+         (impersonal, media, accidental, negated, over_for_them)),
     Rule(THIRD_PARTY, "high",
          r"\b(?:he|she|they)(?:'s| is| are|'re| has| keeps| kept)? (?:been )?%(ADV)s(?:wants?|wanted|wanting|"
          r"going|planning|plans|trying|tried|thinking|talking|talks|keeps talking|threatening|threatened|"
@@ -403,13 +404,13 @@ _RULES: list[Rule] = [
          r"|\b(?:he's|she's|they're|he|she|they) (?:been )?(?:cutting|self[- ]?harming)"
          r"(?= again|\s*(?:[.!?,;]|$)| for | since | and)",
          ("die", "dying", "sui", "suc", "life", "it all", "cutting", "self"),
-         (impersonal, media, negated)),
+         (impersonal, media, negated, over_for_them)),
     Rule(THIRD_PARTY, "critical",
          r"\b(?:he|she|they|%(REL)s) (?:just )?(?:(?:took|swallowed|downed|ate) (?:like |about |maybe )?"
          r"(?:a |an |the |all |whole |entire )*(?:(?:bottle|bunch|handful|box|pack|packet|load|lot|all|rest|"
          r"month's supply) of (?:[\w']+ ){0,2}?%(DRUG)s|%(MANY)s (?:[\w']+ )?%(DRUG)s|too many "
          r"(?:[\w']+ )?%(DRUG)s)|overdosed|od'?d)\b",
-         ("took", "swallowed", "downed", "ate", "overdos", "od"), (impersonal, media, negated)),
+         ("took", "swallowed", "downed", "ate", "overdos", "od"), (impersonal, media, negated, over_for_them)),
     Rule(THIRD_PARTY, "high",
          r"\b(?:hits?|hitting|beats?|beating|kicks?|kicked|chok(?:es|ed|ing)|strangl(?:es|ed|ing)|"
          r"abus(?:es|ed|ing)|rap(?:es|ed)|slaps?|slapped|punch(?:es|ed)) (?:him|her|them)\b"
