@@ -44,7 +44,7 @@ TRAIN_DIR = ROOT / "tests" / "data" / "crisis_train"
 EVAL_ITEMS = ROOT / "tests" / "data" / "crisis_eval" / "items.jsonl"
 OUT = ROOT / "scorers" / "safety" / "crisis_model.json"
 LEXICON = ROOT / "scorers" / "safety" / "spelling_lexicon.txt"
-VERSION = "crisis-ngram-concept-lr@1.15"
+VERSION = "crisis-ngram-concept-lr@1.16"
 
 
 def training_data() -> tuple[list[str], np.ndarray, dict[str, int]]:

@@ -74,7 +74,7 @@ from scorers.safety._normalise import normalise  # noqa: E402
 from scorers.safety._second_look import SIGNALS, NearestExamples, Windows, combine  # noqa: E402
 
 OUT = ROOT / "scorers" / "safety" / "crisis_second_look.json"
-VERSION = "crisis-minilm-ensemble@1.18"
+VERSION = "crisis-minilm-ensemble@1.19"
 #: Weights (n-gram model, embedding head, nearest-example margin) the writer-out CV chooses from: the n-gram model
 #: at least 0.3, the others in steps of 0.1 (0 included, so 1.1-1.2's two-signal averages are candidates).
 WEIGHTS = tuple((round(1 - h / 10 - k / 10, 1), h / 10, k / 10) for h in range(0, 8) for k in range(0, 8) if h + k <= 7)

@@ -140,7 +140,7 @@ def test_a_second_look_alert_is_possible_and_names_its_detector_and_versions(loo
 
 
 # Wording of our own (in no data set): no inline alert, an anchor concept about the user (means), and a second-look
-# probability above its confirm (0.82 against 0.67 with 1.18; the hose bought "with no garden" of 1.14-1.17's test
+# probability above its confirm (0.93 against 0.69 with 1.19; the hose bought "with no garden" of 1.14-1.17's test
 # raises an inline alert since rules 2.20: a denied activity explains nothing); and one whose probability is above the
 # threshold, anchor and all.
 CONFIRMED = "sorted the car and the garage and a hose pipe for saturday"
@@ -269,8 +269,9 @@ def test_judged_batch_sends_the_second_look_turn_to_the_llm_crisis_screen(tmp_pa
     assert len([r for r in staged if r.kind == "safety_alert" and r.detector == "model"]) == 1  # written once
 
 
-# (second look 1.18 rates 1.17's shorter version of this turn at its threshold from the whole text alone: more ordinary
-# days around the one sentence keep the whole below it, 0.63 against 0.67)
+# (second look 1.18, trained on more hard negatives and never shipped, rated 1.17's shorter version of this turn above
+# its threshold from the whole text alone; with more ordinary days around the one sentence the whole stays below it:
+# 0.50 against 0.69 with 1.19)
 BURIED = (
     "ok so the week was fine i guess, work was busy and my sister came over on tuesday with the kids and we did a "
     "puzzle and then on wednesday the boiler man finally came and fixed the pressure thing, and honestly i keep "

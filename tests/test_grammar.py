@@ -72,7 +72,11 @@ def _all_texts() -> list[str]:
     from pathlib import Path
 
     data = Path(__file__).resolve().parent / "data"
-    files = [*sorted((data / "crisis_eval").glob("*.jsonl")), *sorted((data / "crisis_train").glob("*.jsonl"))]
+    files = [
+        *sorted((data / "crisis_eval").glob("*.jsonl")),
+        *sorted((data / "crisis_train").glob("*.jsonl")),
+        *sorted((data / "crisis_rules_dev").glob("*.jsonl")),
+    ]
     rows = [json.loads(line) for f in files for line in f.read_text().splitlines() if line.strip()]
     return [t for d in rows for t in ([d["text"]] if "text" in d else d["turns"])]
 

@@ -60,6 +60,7 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.20: false alarms on wording the rules had not seen (development writers QA-QD): a denial contrasted in its own
 #: window keeps only what precedes it and the contrast clause; screening answers in more grammars; someone else's crisis
 #: the user says is over; an activity the user denies explains nothing; idioms, censored words, medication slips.
+#: The models do not train on those writers (tests/data/crisis_rules_dev/README.md).
 RULES_VERSION = "crisis-rules@2.20"
 
 
