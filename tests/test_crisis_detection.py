@@ -270,8 +270,20 @@ FOUND_2_20 = [
     ("i bought rope today and i don't climb or sail or anything", "preparatory"),
 ]
 
+#: rules 2.21: a disclosure after a screening answer no is read on its own (wording not from any set)
+FOUND_2_21 = [
+    (
+        "my mum asked if i'm suicidal and i was like no. but honestly i've got the pills saved up for friday",
+        "preparatory",
+    ),
+    ("my bf asked if im suicidal and im like no babe. im going to jump off the bridge tonight", "intent"),
+    ("the nurse asked about self-harm and i said no. i cut my arms last night and hid it", "nssi"),
+]
 
-@pytest.mark.parametrize(("text", "category"), [*FOUND_2_13, *FOUND_2_14, *FOUND_2_15, *FOUND_2_18, *FOUND_2_20])
+
+@pytest.mark.parametrize(
+    ("text", "category"), [*FOUND_2_13, *FOUND_2_14, *FOUND_2_15, *FOUND_2_18, *FOUND_2_20, *FOUND_2_21]
+)
 def test_each_rules_version_finds_its_disclosures_at_critical_or_high(text: str, category: str) -> None:
     cats = {f.cssrs: f.severity for f in assess_crisis(text).findings}
     assert category in cats and cats[category] in ("critical", "high"), (text, cats)
@@ -371,7 +383,7 @@ LOOK_ALIKES_2_20 = [
     "put up two hanging baskets on the balcony this weekend",
     # screening answers and denials in more grammars; a denial contrasted with something else
     'my counsellor asked "any thoughts of suicide lately?" and i said no, it\'s just work',
-    "my nurse asked if i'd been thinking about ending it and i was like no, i just miss my dog",
+    "my nurse asked if i'd been thinking about suicide and i was like no, i just miss my dog",
     "it's not like i want to kill myself or anything, i'm just sick of this flat",
     "i have no thoughts of hurting myself at all, but my landlord is driving me up the wall",
     "i say i want to die like ten times a day, it's just how i talk lol",

@@ -61,7 +61,9 @@ _FAREWELL_FRAMES = frozenset(
 #: window keeps only what precedes it and the contrast clause; screening answers in more grammars; someone else's crisis
 #: the user says is over; an activity the user denies explains nothing; idioms, censored words, medication slips.
 #: The models do not train on those writers (tests/data/crisis_rules_dev/README.md).
-RULES_VERSION = "crisis-rules@2.20"
+#: 2.21: what the user says after a screening answer or a phrase taken back is read on its own (before, an answer no
+#: anywhere cleared the whole text: "my mum asked if i'm suicidal and i was like no. but i've got the pills saved").
+RULES_VERSION = "crisis-rules@2.21"
 
 
 def detector_version() -> str:

@@ -1258,7 +1258,7 @@ _SCREENED = re.compile(
     r"\b(?:people|they|everyone|she|he|mum|mom|dad|my \w+) (?:think|thinks|assume|assumes|worry|worries|"
     r"worried|keep asking|kept asking|freaked out)\b)(?:(?!\bbut\b)[^.!?]){0,80}?"
     r"(?:suicid\w*|self[- ]?harm\w*|hurt\w* myself|harm\w* myself|kill\w* myself|better off dead|death|dying|"
-    r"end(?:ing)? my life|end(?:ing)? it(?: all)?\b|tak\w* my (?:own )?life|going to hurt|want\w* to die)"
+    r"end(?:ing)? my life|tak\w* my (?:own )?life|going to hurt|want\w* to die)"
 )
 #: A question about risk answered no right after it: "am i suicidal? no.", "q: ...better off dead? a: nope".
 _QA_NO = re.compile(
@@ -1300,15 +1300,33 @@ _BUT_KEEPS = re.compile(r"\bbut (?:i (?:don't|do not|didn't|never) (?:actually |
 
 
 def _screened(text: str, on: frozenset[str]) -> bool:
-    if _ANSWER_WITHDRAWN.search(text) is None and (
-        (_SCREENED.search(text) and _ANSWER_NO.search(text)) or ("_QA_NO" in on and _QA_NO.search(text))
-    ):
-        return True
-    r = _RETRACT.search(text)
-    if r is None:
-        return False
-    but = _BUT_NEAR.match(text, r.end())  # in the same sentence, or opening the next
-    return but is None or _BUT_KEEPS.match(text, but.start(1)) is not None
+    return _screened_span(text, on) is not None
+
+
+def _screened_span(text: str, on: frozenset[str]) -> tuple[int, int | None] | None:
+    """Where a screening question answered no, or a crisis phrase taken back, ends in ``text``, and where a contrast
+    right after it starts ("i said no but ...": None when there is none); None when the text holds neither.
+
+    What the user says after the answer is read on its own: "my mum asked if i'm suicidal and i was like no. but
+    honestly i've got the pills saved up" (before 2.21 an answer no cleared the whole text)."""
+    end = None
+    if _ANSWER_WITHDRAWN.search(text) is None:
+        asked = _SCREENED.search(text)
+        answer = _ANSWER_NO.search(text) if asked else None
+        if asked and answer:
+            end = max(asked.end(), answer.end())
+        elif "_QA_NO" in on and (qa := _QA_NO.search(text)):
+            end = qa.end()
+    if end is None:
+        r = _RETRACT.search(text)
+        if r is None:
+            return None
+        but = _BUT_NEAR.match(text, r.end())  # in the same sentence, or opening the next
+        if but is not None and _BUT_KEEPS.match(text, but.start(1)) is None:
+            return None
+        end = r.end()
+    but = _BUT_NEAR.match(text, end)
+    return end, (but.start(1) if but is not None else None)
 
 
 def _denied(win: str) -> bool:
@@ -1390,10 +1408,18 @@ def guarded_windows(text: str) -> tuple[str, ...]:
     out: list[str] = []
     after_denial = False
     on = gate(text)
-    if _screened(text, on):
-        return ()
+    screened = _screened_span(text, on)
     deny, story, game = "_DENY" in on, "_MEDIA" in on and not revealed(text), "_GAME" in on
-    for _, win in windows(text):
+    for off, win in windows(text):
+        if screened is not None and off < screened[0]:
+            # the screening report up to its answer (or the phrase taken back) carries no finding; a contrast right
+            # after the answer in the same window is read on its own
+            but = screened[1]
+            if but is not None and off <= but < off + len(win):
+                tail = win[but - off :]
+                if not (deny and _denied(tail)) and not ((story or game) and _story(tail)):
+                    out.append(tail)
+            continue
         denied = deny and _denied(win)
         media = (story or game) and _story(win)
         if after_denial and _OPENS_CONTRAST.match(win):
