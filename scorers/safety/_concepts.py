@@ -1416,9 +1416,9 @@ def guarded_windows(text: str) -> tuple[str, ...]:
             # after the answer in the same window is read on its own
             but = screened[1]
             if but is not None and off <= but < off + len(win):
-                tail = win[but - off :]
-                if not (deny and _denied(tail)) and not ((story or game) and _story(tail)):
-                    out.append(tail)
+                after = win[but - off :]
+                if not (deny and _denied(after)) and not ((story or game) and _story(after)):
+                    out.append(after)
             continue
         denied = deny and _denied(win)
         media = (story or game) and _story(win)
