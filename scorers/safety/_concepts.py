@@ -1329,26 +1329,24 @@ def _screened_span(text: str, on: frozenset[str]) -> tuple[int, int | None] | No
     return end, (but.start(1) if but is not None else None)
 
 
+def _denial(win: str) -> tuple[re.Match[str], re.Match[str] | None] | None:
+    """The denial that holds in ``win`` (not hedged, not after an act) and the contrast that follows it, if any.
+
+    A denial the same window contrasts ("no thoughts of hurting myself, but she still wants me walking", "i'm not
+    suicidal but i've been cutting") keeps what precedes the denial and the clause from the contrast on, each read on
+    its own; the denial's own words carry no finding. Before 2.20 the whole window was kept and they did."""
+    deny = _DENY.search(win)
+    if deny is None or _DENY_HEDGE.search(win[max(0, deny.start() - 30) : deny.start()]):
+        return None
+    if _acted_before(win, deny.start()):
+        return None  # "took pills to kill myself and now i'm scared, i don't want to die": ambivalence after an act
+    return deny, _DENY_BUT.search(win, deny.end())
+
+
 def _denied(win: str) -> bool:
-    deny = _DENY.search(win)
-    if deny is None or _DENY_HEDGE.search(win[max(0, deny.start() - 30) : deny.start()]):
-        return False
-    if _acted_before(win, deny.start()):
-        return False  # "took pills to kill myself and now i'm scared, i don't want to die": ambivalence after an act
-    return not _DENY_BUT.search(win, deny.end())
-
-
-def _denial_split(win: str) -> tuple[str, str] | None:
-    """A denial the same window contrasts ("no thoughts of hurting myself, but she still wants me walking", "i'm not
-    suicidal but i've been cutting"): what precedes the denial and the clause from the contrast on, each read on its
-    own. The denial's own words carry no finding; before 2.20 the whole window was kept and they did."""
-    deny = _DENY.search(win)
-    if deny is None or _DENY_HEDGE.search(win[max(0, deny.start() - 30) : deny.start()]):
-        return None
-    if _acted_before(win, deny.start()):
-        return None
-    but = _DENY_BUT.search(win, deny.end())
-    return None if but is None else (win[: deny.start()], win[but.start() :])
+    """A denial holds over the whole of ``win``: nothing contrasts it."""
+    denial = _denial(win)
+    return denial is not None and denial[1] is None
 
 
 def _acted_before(win: str, end: int) -> bool:
@@ -1410,26 +1408,33 @@ def guarded_windows(text: str) -> tuple[str, ...]:
     on = gate(text)
     screened = _screened_span(text, on)
     deny, story, game = "_DENY" in on, "_MEDIA" in on and not revealed(text), "_GAME" in on
+
+    def kept(part: str) -> bool:
+        return not (deny and _denied(part)) and not ((story or game) and _story(part))
+
     for off, win in windows(text):
         if screened is not None and off < screened[0]:
             # the screening report up to its answer (or the phrase taken back) carries no finding; a contrast right
             # after the answer in the same window is read on its own
             but = screened[1]
-            if but is not None and off <= but < off + len(win):
-                after = win[but - off :]
-                if not (deny and _denied(after)) and not ((story or game) and _story(after)):
-                    out.append(after)
+            if but is not None and off <= but < off + len(win) and kept(after := win[but - off :]):
+                out.append(after)
             continue
-        denied = deny and _denied(win)
+        denial = _denial(win) if deny else None
+        denied = denial is not None and denial[1] is None
         media = (story or game) and _story(win)
         if after_denial and _OPENS_CONTRAST.match(win):
             after_denial = False  # "i'm not going to do anything tonight. but i've been thinking about hanging"
         if not (denied or after_denial or media):
-            split = _denial_split(win) if deny else None
-            out.extend((win,) if split is None else (part for part in split if part.strip(" ,.;:!?")))
+            contrast = denial[1] if denial is not None else None
+            if denial is None or contrast is None:
+                out.append(win)
+            else:  # a denial contrasted in its own window: the head and the contrast clause, each on its own
+                parts = (win[: denial[0].start()], win[contrast.start() :])
+                out.extend(part for part in parts if part.strip(" ,.;:!?"))
         else:
             tail = _contrast_tail(win, media)
-            if tail is not None and not (deny and _denied(tail)) and not ((story or game) and _story(tail)):
+            if tail is not None and kept(tail):
                 out.append(tail)
         after_denial = denied
     return tuple(out)
