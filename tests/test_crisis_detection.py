@@ -280,9 +280,24 @@ FOUND_2_21 = [
     ("the nurse asked about self-harm and i said no. i cut my arms last night and hid it", "nssi"),
 ]
 
+#: rules 2.22: a denial of suicide says nothing about self-harm; words written to get past filters (digits or
+#: symbols for letters, letter by letter, algospeak) and "suicide" as a verb (wording not from any set)
+FOUND_2_22 = [
+    ("i've been burning my wrist with a lighter but i don't want to die", "nssi"),
+    ("I'm not suicidal, I promise. I've been scratching my arms until they bleed though", "nssi"),
+    ("not going to kill myself. i punched the wall until my knuckles split again tonight", "nssi"),
+    ("thinking about su1c1de every night this week", "active_ideation"),
+    ("i just want to k1ll mys3lf tbh", "active_ideation"),
+    ("cant stop thinking about s.u.i.c.i.d.e", "active_ideation"),
+    ("been having sewer-slide thoughts since the breakup", "active_ideation"),
+    ("ngl i want to self-delete", "active_ideation"),
+    ("sometimes i want to suicide because nobody understand me here", "active_ideation"),
+]
+
 
 @pytest.mark.parametrize(
-    ("text", "category"), [*FOUND_2_13, *FOUND_2_14, *FOUND_2_15, *FOUND_2_18, *FOUND_2_20, *FOUND_2_21]
+    ("text", "category"),
+    [*FOUND_2_13, *FOUND_2_14, *FOUND_2_15, *FOUND_2_18, *FOUND_2_20, *FOUND_2_21, *FOUND_2_22],
 )
 def test_each_rules_version_finds_its_disclosures_at_critical_or_high(text: str, category: str) -> None:
     cats = {f.cssrs: f.severity for f in assess_crisis(text).findings}
@@ -394,10 +409,31 @@ LOOK_ALIKES_2_20 = [
     "writing a letter to my future self for the leadership course",
 ]
 
+#: rules 2.22: what the unmasking and the denial's scope must leave alone (not from any set)
+LOOK_ALIKES_2_22 = [
+    "i'm not suicidal, i cut my hair short and i love it",
+    "not going to lie, i cut myself a huge slice of cake",
+    "does the app have self-deleting messages like signal?",
+    "how do i self delete my old account on there",
+    "meet at 4am for the 10k, b4 the heat gets bad",
+    "the b4 bus was 20 mins late and i'm dead tired",
+    "k.o. in the 3rd round, what a fight",
+    "he was on the sewer side of the pipe when it burst",
+    "lost my uncle to suicide in 2019 and the anniversary is hard",
+]
+
 
 @pytest.mark.parametrize(
     "text",
-    [*LOOK_ALIKES_2_13, *LOOK_ALIKES_2_14, *LOOK_ALIKES_2_15, *LOOK_ALIKES_2_16, *LOOK_ALIKES_2_18, *LOOK_ALIKES_2_20],
+    [
+        *LOOK_ALIKES_2_13,
+        *LOOK_ALIKES_2_14,
+        *LOOK_ALIKES_2_15,
+        *LOOK_ALIKES_2_16,
+        *LOOK_ALIKES_2_18,
+        *LOOK_ALIKES_2_20,
+        *LOOK_ALIKES_2_22,
+    ],
 )
 def test_look_alikes_of_each_rules_version_raise_no_crisis_finding(text: str) -> None:
     findings = [f for f in assess_crisis(text).findings if f.cssrs in CSSRS_CATEGORIES]

@@ -63,7 +63,11 @@ _FAREWELL_FRAMES = frozenset(
 #: The models do not train on those writers (tests/data/crisis_rules_dev/README.md).
 #: 2.21: what the user says after a screening answer or a phrase taken back is read on its own (before, an answer no
 #: anywhere cleared the whole text: "my mum asked if i'm suicidal and i was like no. but i've got the pills saved").
-RULES_VERSION = "crisis-rules@2.21"
+#: 2.22: a denial of suicide or death says nothing about self-harm told beside it or after it ("i cut my arm last night
+#: but i don't want to die"); words written with digits or symbols for letters, or letter by letter, read as the word
+#: they spell ("su1cide", "s.u.i.c.i.d.e"); algospeak ("sewer slide", "self delete") and "suicide" as a verb after
+#: the user ("i want to suicide"); "cut myself a slice / some slack / off" is not a wound.
+RULES_VERSION = "crisis-rules@2.22"
 
 
 def detector_version() -> str:

@@ -592,10 +592,20 @@ _STAKE = _rx(
     r"(?:that'?s|that is) my plan|my plan is|i want it to (?:work|be quick|be over)|"
     r"(?:don't|do not|dont) want to (?:suffer|be found|be saved)|(?:mine|me),? i mean|i mean (?:me|mine)"
 )
+#: After "cut myself": a thing cut for oneself, or an idiom, not a wound ("cut myself a slice", "cut myself some
+#: slack", "cut myself off from everyone"); "a lot", "a few times", "a second time", "a week ago", "some more" stay
+#: the act (2.22). A string, shared with the phrase rules (``_crisis``).
+NOT_FOR_ONESELF = (
+    r"(?! (?:an?|another) (?!(?:lot|few|little|bit|couple|dozen|number|tiny|second|third|fourth|fifth|\w+th|week|month|"
+    r"year|day|night|while|minute|hour|moment|couple)\b)\w|"
+    r" some (?!more\b|again\b)\w| (?:off|free|loose|short)\b)"
+)
 _SH_ACT = _rx(
     r"(?:cut|cuts|cutting|cutted|slice|sliced|slicing|slash\w*|carv\w*|scratch\w*|burn\w*|hit|hitting|punch\w*|"
     r"bang\w*|bit|bite|biting|hurt|hurting|harm|harming|punish\w*|starv\w*|scald\w*|brand\w*) "
-    r"(?:\w+ ){0,2}?(?:my ?self|my (?:arms?|wrists?|legs?|thighs?|skin|stomach|tummy|belly|body|hips?|ankles?|"
+    r"(?:\w+ ){0,2}?(?:my ?self"
+    + NOT_FOR_ONESELF
+    + r"|my (?:arms?|wrists?|legs?|thighs?|skin|stomach|tummy|belly|body|hips?|ankles?|"
     r"chest|forearms?|shoulders?|knuckles|head)|arms|wrists|thighs|forearm)|"
     r"self[- ]?harm\w*|self[- ]?injur\w*|\bsh\b(?![*!#@$%])|cutting (?:again|tonight|myself|to cope|to feel)|"
     r"the (?:cutting|burning|arm|lighter|blade) thing|hid(?:e|ing) (?:\w+ ){0,2}?(?:cuts|scars|burns|self[- ]?harm)|"
@@ -1329,24 +1339,50 @@ def _screened_span(text: str, on: frozenset[str]) -> tuple[int, int | None] | No
     return end, (but.start(1) if but is not None else None)
 
 
-def _denial(win: str) -> tuple[re.Match[str], re.Match[str] | None] | None:
-    """The denial that holds in ``win`` (not hedged, not after an act) and the contrast that follows it, if any.
+def _denial(win: str) -> tuple[int, int | None] | None:
+    """Where the denial that holds in ``win`` (not hedged, not after an act) starts, and where what the window says
+    on its own after it starts (None: nothing; the denial covers the rest of the window).
 
     A denial the same window contrasts ("no thoughts of hurting myself, but she still wants me walking", "i'm not
     suicidal but i've been cutting") keeps what precedes the denial and the clause from the contrast on, each read on
-    its own; the denial's own words carry no finding. Before 2.20 the whole window was kept and they did."""
+    its own; the denial's own words carry no finding (before 2.20 the whole window was kept and they did). Since 2.22
+    a denial of suicide or death says nothing about self-harm: beside self-harm the user tells in the same window
+    ("i cut my arm last night but i don't want to die") it covers only its own words."""
     deny = _DENY.search(win)
     if deny is None or _DENY_HEDGE.search(win[max(0, deny.start() - 30) : deny.start()]):
         return None
     if _acted_before(win, deny.start()):
         return None  # "took pills to kill myself and now i'm scared, i don't want to die": ambivalence after an act
-    return deny, _DENY_BUT.search(win, deny.end())
+    but = _DENY_BUT.search(win, deny.end())
+    if but is not None:
+        return deny.start(), but.start()
+    return deny.start(), (deny.end() if _of_death(deny) and _self_harm_told(win, deny) else None)
 
 
 def _denied(win: str) -> bool:
-    """A denial holds over the whole of ``win``: nothing contrasts it."""
+    """A denial holds over the rest of ``win``: nothing contrasts it."""
     denial = _denial(win)
     return denial is not None and denial[1] is None
+
+
+#: What a denial of suicide or death alone does not name: self-harm, hurting, danger in general ("i'm not going to do
+#: anything", "i'm not at risk" cover everything).
+_DENIES_MORE = re.compile(r"\b(?:self[- ]?harm|hurt|harm|cut|do\b|danger|risk|unsafe)")
+
+
+def _of_death(deny: re.Match[str]) -> bool:
+    """The denial is of suicide or death only ("i'm not suicidal", "i don't want to die", "won't kill myself")."""
+    return _DENIES_MORE.search(deny.group()) is None
+
+
+def _self_harm_told(win: str, deny: re.Match[str] | None = None) -> bool:
+    """Self-harm of the user's own, unnegated, in ``win`` outside the denial's words."""
+    for m in _SH_ACT.finditer(win):
+        if deny is not None and m.start() < deny.end() and m.end() > deny.start():
+            continue
+        if not _negated(win, m) and _mine(win, m, True) and _not_idiom(win, m):
+            return True
+    return False
 
 
 def _acted_before(win: str, end: int) -> bool:
@@ -1412,6 +1448,7 @@ def guarded_windows(text: str) -> tuple[str, ...]:
     def kept(part: str) -> bool:
         return not (deny and _denied(part)) and not ((story or game) and _story(part))
 
+    after_death = False  # the denial before was of suicide or death only
     for off, win in windows(text):
         if screened is not None and off < screened[0]:
             # the screening report up to its answer (or the phrase taken back) carries no finding; a contrast right
@@ -1423,20 +1460,23 @@ def guarded_windows(text: str) -> tuple[str, ...]:
         denial = _denial(win) if deny else None
         denied = denial is not None and denial[1] is None
         media = (story or game) and _story(win)
-        if after_denial and _OPENS_CONTRAST.match(win):
-            after_denial = False  # "i'm not going to do anything tonight. but i've been thinking about hanging"
+        if after_denial and (_OPENS_CONTRAST.match(win) or (after_death and _self_harm_told(win))):
+            # "i'm not going to do anything tonight. but i've been thinking about hanging"; "i'm not suicidal at all. i
+            # cut my arm last night" (a denial of suicide says nothing about self-harm, 2.22)
+            after_denial = False
         if not (denied or after_denial or media):
-            contrast = denial[1] if denial is not None else None
-            if denial is None or contrast is None:
+            rest = denial[1] if denial is not None else None
+            if denial is None or rest is None:
                 out.append(win)
             else:  # a denial contrasted in its own window: the head and the contrast clause, each on its own
-                parts = (win[: denial[0].start()], win[contrast.start() :])
+                parts = (win[: denial[0]], win[rest:])
                 out.extend(part for part in parts if part.strip(" ,.;:!?"))
         else:
             tail = _contrast_tail(win, media)
             if tail is not None and kept(tail):
                 out.append(tail)
         after_denial = denied
+        after_death = denied and (d := _DENY.search(win)) is not None and _of_death(d)
     return tuple(out)
 
 

@@ -25,7 +25,7 @@ import re
 from functools import lru_cache
 
 from .._base import Signal
-from ._concepts import Finding, concept_findings, phrase_allowed
+from ._concepts import NOT_FOR_ONESELF, Finding, concept_findings, phrase_allowed
 from ._context import (
     accidental,
     benign_reason,
@@ -316,7 +316,8 @@ _RULES: list[Rule] = [
     Rule(SELF_HARM, "high",
          r"\b(?:cut|cuts|cutting|slice|slicing|sliced) (?:myself|my (?:arms?|wrists?|legs?|thighs?|skin|"
          r"stomach|body))\b(?! (?:shaving|chopping|cooking|by accident|accidentally|on (?:a|the|some|my)|"
-         r"with (?:a|the) (?:knife|paper|can|glass)))",
+         r"with (?:a|the) (?:knife|paper|can|glass)))"
+         + NOT_FOR_ONESELF,
          ("cut", "slic"), SELF),
     Rule(SELF_HARM, "high",
          r"\b(?:i'm|i've|i|been|started|start|keep|kept|am|relapsed(?: into)?|back to) %(ADV)s(?:been )?"

@@ -4,18 +4,20 @@ Patterns are written once against a canonical form instead of spelling out every
 pattern: lower case, ASCII apostrophes and quotes, single spaces, and the common contractions and
 chat spellings folded to one form ("im", "I am" -> "i'm"; "dont", "do not" -> "don't"; "wanna" ->
 "want to"), second-language and dialect grammar read as standard ("i no want" -> "i don't want", "i kill
-me" -> "i kill myself"), and single-letter typos of the detector's words repaired ("sucide" -> "suicide",
-:mod:`._spelling`).
+me" -> "i kill myself"), single-letter typos of the detector's words repaired ("sucide" -> "suicide",
+:mod:`._spelling`), and words written with digits or symbols for letters or letter by letter read as the word they
+spell ("su1cide", "s u i c i d e": :func:`._spelling.unmask`).
 Matching evidence is therefore reported in this normalised form.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from .._text import trie_pattern
-from ._spelling import repair_typos
+from ._spelling import repair_typos, unmask
 
 _TRANSLATE = str.maketrans(
     {
@@ -104,6 +106,13 @@ _CANON: dict[str, str] = {
     "willnae": "won't",
     "wullnae": "won't",
     "nae mair": "no more",
+    # Algospeak: the suicide word as written to get past a platform's filters, in the one form the rules read
+    # (2.22). "self delete" has its grammar rewrite below ("self-deleting messages" is a phone feature).
+    "sewer slide": "sewerslide",
+    "sewer-slide": "sewerslide",
+    "sewer side": "sewerslide",
+    "sooicide": "sewerslide",
+    "suwuicide": "sewerslide",
 }
 _CANON_RX = re.compile(r"(?<![\w'])(?:" + trie_pattern(list(_CANON)) + r")(?![\w'])")
 
@@ -137,7 +146,7 @@ _INFINITIVE = (
 )
 # Each rewrite with the literal substrings without which it cannot match: a substring test costs a fraction of a
 # regex scan, and most turns need none of the rewrites (measured: the scans alone doubled the phrase rules' time).
-_GRAMMAR: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = (
+_GRAMMAR: tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
     ((" no ", " not "), re.compile(r"\b(i|we)(?:'m| am| are)? (?:no|not) (" + _BARE + r")\b"), r"\1 don't \2"),
     ((" wan",), re.compile(r"\b(i|don't) wan\b"), r"\1 want"),
     ((" no can", " not can"), re.compile(r"\b(i|we)(?:'m| am| are)? (?:no|not) can\b"), r"\1 can't"),
@@ -148,6 +157,29 @@ _GRAMMAR: tuple[tuple[tuple[str, ...], re.Pattern[str], str], ...] = (
     ),
     (("wish",), re.compile(r"\b(wish(?:es|ed|ing)?) i(?:'m| be| is)\b"), r"\1 i was"),
     (("k in", "k on", "t in", "t on"), re.compile(r"\b(think|thinks|thinking|thought) (?:in|on)\b"), r"\1 about"),
+    # "suicide" as a verb after the user ("i want to suicide", "i will suicide"), and the algospeak "self delete":
+    # killing oneself (rules 2.22)
+    (
+        ("suicide",),
+        re.compile(
+            r"\b((?:i|i'm|i'll|i'd)(?: (?:" + _AUX + r"))*? (?:to|will|would|might|could|should|must)|i'll|i'd) "
+            r"suicide\b"
+        ),
+        r"\1 kill myself",
+    ),
+    (
+        ("self delet", "self-delet", "selfdelet"),
+        re.compile(r"\bself[- ]?delet(?:e|ing|ed|ion)(?= (?:thoughts?|urges?|ideation|feelings?)\b)"),
+        "suicidal",
+    ),
+    (
+        ("self delet", "self-delet", "selfdelet"),
+        re.compile(
+            r"\bself[- ]?delet(e|ing|ed)\b(?! (?:my|the|your|his|her|their|all|old|messages?|texts?|chats?|"
+            r"account|photos?|pics|posts?|apps?|feature|function|mode|timer)\b)"
+        ),
+        lambda m: {"e": "kill", "ing": "killing", "ed": "killed"}[m.group(1)] + " myself",
+    ),
     (
         ("want", "need", "going", " try", " tried", "decide", "plan"),
         re.compile(r"\b(" + _TO_VERB + r") (" + _INFINITIVE + r")\b"),
@@ -276,5 +308,5 @@ def normalise_as_written(text: str) -> str:
     read both forms and keep every finding of either, so that a reveal can add a finding and never take one
     away ("my partner said he will kill me ... that's my life now" stays danger from others)."""
     t = text.lower().translate(_TRANSLATE)
-    t = " ".join(t.split())
+    t = unmask(" ".join(t.split()))
     return _grammar(repair_typos(_CANON_RX.sub(_canon, t)))
