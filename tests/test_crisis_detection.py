@@ -292,6 +292,12 @@ FOUND_2_22 = [
     ("been having sewer-slide thoughts since the breakup", "active_ideation"),
     ("ngl i want to self-delete", "active_ideation"),
     ("sometimes i want to suicide because nobody understand me here", "active_ideation"),
+    # a quantity named by a pronoun or a container, the medicine said elsewhere; a wound that will not stop
+    ("the tablets are gone. swallowed every last one of them about ten minutes ago", "attempt"),
+    ("took everything from my mum's medicine drawer, it's starting to kick in", "attempt"),
+    ("i emptied the whole bottle of my pills into my mouth and now i feel weird", "attempt"),
+    ("i cut again and its bleeding through the bandage", "attempt"),
+    ("cut a bit too deep tonight and i can't get it to stop bleeding", "attempt"),
 ]
 
 
@@ -420,6 +426,10 @@ LOOK_ALIKES_2_22 = [
     "k.o. in the 3rd round, what a fight",
     "he was on the sewer side of the pipe when it burst",
     "lost my uncle to suicide in 2019 and the anniversary is hard",
+    "opened a bottle of prosecco with the girls and we drank it all",
+    "the vet gave us tablets for the dog so i took them all to the kennel with her",
+    "cleared out the medicine cabinet and took the whole lot to the pharmacy for disposal",
+    "i cut my thumb on a tin can and it's bleeding a lot, do i need stitches",
 ]
 
 

@@ -66,7 +66,9 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.22: a denial of suicide or death says nothing about self-harm told beside it or after it ("i cut my arm last night
 #: but i don't want to die"); words written with digits or symbols for letters, or letter by letter, read as the word
 #: they spell ("su1cide", "s.u.i.c.i.d.e"); algospeak ("sewer slide", "self delete") and "suicide" as a verb after
-#: the user ("i want to suicide"); "cut myself a slice / some slack / off" is not a wound.
+#: the user ("i want to suicide"); "cut myself a slice / some slack / off" is not a wound; a quantity named by a pronoun
+#: or a container with the medicine said elsewhere ("bottle's empty. took them all", "took everything in the cabinet");
+#: a wound that will not stop ("cant get it to stop bleeding", "i cut and it's bleeding a lot more than i thought").
 RULES_VERSION = "crisis-rules@2.22"
 
 

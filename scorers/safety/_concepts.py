@@ -343,7 +343,12 @@ _HARD_MEANS = _rx(
 )
 # An attempt under way or just made, told without a quantity ("cut too deep, it won't stop").
 _ATTEMPT_NOW = _rx(
-    r"(?:cut|cuts|cutting) (?:too deep|deeper than)|(?:won't|wont|will not|isn't|not) stop(?:ping)? bleeding|"
+    r"(?:cut|cuts|cutting) (?:way |much |far |a bit |a little )?(?:too deep|deeper than)|"
+    r"(?:won't|wont|will not|isn't|not) stop(?:ping)? bleeding|"
+    # 2.22: "cant get it to stop bleeding"; a cut with no object ("i cut and it's bleeding a lot more than i thought")
+    r"(?:can't|cannot|couldn't) (?:get (?:it|them|this) to |make (?:it|them) )?stop(?:ping)? (?:the )?bleeding|"
+    r"i (?:\w+ ){0,2}?cut(?: again| tonight| last night| earlier)?(?= and\b|,|\.| it'?s\b)(?:\W+\w+){0,6}?\W+bleeding "
+    r"(?:a lot|loads|so much|heavily|badly|everywhere|through|more than)|"
     r"it'?s not stopping|(?:took|taken|had|done) an overdose|injected myself|swallowed (?:what|everything|all|"
     r"them|the lot)|(?:tablets|pills|meds) are (?:gone|down|in me)|drank (?:the|some|half the|half a) (?:[\w-]+ ){0,2}"
     r"(?:fuel|poison|bleach|liquid|weedkiller|weed killer|antifreeze|pesticide)|letting it happen|"
@@ -400,8 +405,29 @@ _DRUG_QTY = re.compile(
     # a supply named by the time it lasts is a quantity of medicine already: "took my whole month's supply"
     r"|\b(?:month|week|fortnight)(?:'s|s)?(?: worth)? (?:of )?supply\b(?! (?:of|for|to|from|back|with me)\b)"
 )
+#: A quantity named by a pronoun or a container, its medicine said elsewhere in the text ("bottle's empty. took them
+#: all", "took everything in the cabinet"): 2.22. Read only with
+#: :data:`_MED_CONTEXT` in the text and no drink (:data:`_DRINK`): "drank it all" after "a bottle of wine" is not.
+_PRONOUN_QTY = _rx(
+    r"(?:(?:them|it|those|these) all|all of (?:them|it|those|these)|every (?:last |single )?one(?: of (?:them|those))?|"
+    r"the (?:whole |entire )?lot)"
+    # "took them all back to the pharmacy", "to the gp": carried, not swallowed ("in one go" is swallowed)
+    r"(?! (?:back|to|into|out|with|home|down|up|over|round|around|along|outside|inside|away|off|on|for|apart|"
+    r"in(?! one| a go| (?:a|one) sitting))\b)|"
+    r"everything (?:in|from|that was in) (?:the|my|her|his|our|[a-z]+'s) (?:\w+ )?"
+    r"(?:cabinet|drawer|cupboard|bottle|tin|pen|organi[sz]er|blister|strip|tub|packet)(?! out\b)"
+)
+_MED_CONTEXT = _rx(
+    r"pills?|tablets?|capsules?|meds|medications?|medicine|painkillers?|insulin|prescription|pharmacy|blister|"
+    r"bottle|cabinet|paracetamol|tylenol|ibuprofen|sleeping|antidepressants?|benzos?|opioids?|dose|overdose"
+)
+_DRINK = _rx(
+    r"wine|beer|vodka|whisk(?:e)?y|gin|rum|cider|prosecco|champagne|tequila|juice|water|milk|coffee|tea|soda|coke|"
+    r"cola|pop|smoothie|shake|lager|booze|alcohol|drink|drinks"
+)
 _TAKEN = _rx(
     r"took|taken|swallowed|downed|popped|chugged|drank|injected|shot up|had|ate|necked|"
+    r"emptied(?= (?:\w+ ){0,7}?into (?:myself|me|my (?:mouth|arm|leg|stomach|belly|thigh))\b)|"
     r"(?:are|is) (?:all )?(?:down|in me)|kicking in|starting to (?:work|kick in)"
 )
 _DONE_NOW = _rx(
@@ -1017,7 +1043,9 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
     time = g(_TIME).search(win)
 
     # attempt in progress or just made
-    qty = g(_DRUG_QTY).search(win)
+    qty = g(_DRUG_QTY).search(win) or (
+        g(_PRONOUN_QTY).search(win) if g(_MED_CONTEXT).search(ctx) and not g(_DRINK).search(ctx) else None
+    )
     taken = g(_TAKEN).search(win)
     slip = _MED_SLIP.search(win) is not None and not g(_DELIBERATE).search(win)
     if qty and taken and _mine(win, taken) and not _negated(win, taken) and not activity and not slip:
@@ -1530,7 +1558,9 @@ def concept_findings(text: str) -> tuple[Finding, ...]:
     best: dict[str, Finding] = {}
     rank = SEVERITY_RANK
     on = gate(text)
-    if not anchored(text):
+    # a quantity named by a pronoun is a frame's anchor, not the model's (its concept features would then read every
+    # "all of them" and "the whole lot"): 2.22
+    if not anchored(text) and not ("_PRONOUN_QTY" in on and _PRONOUN_QTY.search(text)):
         return ()
     found = [f for win in guarded_windows(text) for f in _frames(win, text, on)]
     if ("_DENY" in on or "_VOW" in on) and "_TAKEN_BACK" in on and not _screened(text, on):
