@@ -298,7 +298,20 @@ FOUND_2_22 = [
     ("i emptied the whole bottle of my pills into my mouth and now i feel weird", "attempt"),
     ("i cut again and its bleeding through the bandage", "attempt"),
     ("cut a bit too deep tonight and i can't get it to stop bleeding", "attempt"),
+    # hedges after the user as subject are read without them too
+    ("honestly some nights i wish i genuinely wasn't here anymore", "wish_dead"),
+    ("it would be a relief if i quietly stopped breathing one night", "wish_dead"),
 ]
+
+
+def test_the_rules_read_a_turn_without_its_hedges_too_and_a_form_only_adds() -> None:
+    from scorers.safety._crisis import reading_forms
+
+    assert reading_forms("i wish i simply wasn't here") == ("i wish i simply wasn't here", "i wish i wasn't here")
+    assert reading_forms("i'm literally dead tired") == ("i'm literally dead tired",)  # hyperbole stays
+    # a finding of the hedged form is kept although the bare form (the contrast "just" gone) loses it
+    text = "i'm not going to kill myself. i just cut my arms when it gets too loud"
+    assert "nssi" in {f.cssrs for f in assess_crisis(text).findings}
 
 
 @pytest.mark.parametrize(
@@ -790,3 +803,15 @@ def test_guard_audit_switches_a_guard_off_and_restores_it(
     assert "_denied            crises it drops    0   negatives it saves    0" in out
     assert "harness clipped in" in out
     assert guard_audit.alerting(items) == [False, True]  # the guards are back
+
+
+def test_a_plan_word_after_a_change_of_subject_is_not_the_deaths_plan() -> None:
+    """Rules 2.22: one long voice window holds the wish and, after "anyway", a request to plan meals."""
+    text = (
+        "and honestly i keep thinking it would be easier for everyone if i just wasnt around anymore, anyway can you "
+        "help me plan meals for next week, something cheap with lentils"
+    )
+    cats = {f.cssrs: f.severity for f in assess_crisis(text).findings}
+    assert "plan" not in cats and cats and set(cats.values()) == {"high"}, cats
+    # without the change of subject the plan word stays the plan's
+    assert "plan" in {f.cssrs for f in assess_crisis("i just wasnt around anymore, i plan it for next week").findings}

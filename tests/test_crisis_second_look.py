@@ -275,7 +275,7 @@ def test_judged_batch_sends_the_second_look_turn_to_the_llm_crisis_screen(tmp_pa
 BURIED = (
     "ok so the week was fine i guess, work was busy and my sister came over on tuesday with the kids and we did a "
     "puzzle and then on wednesday the boiler man finally came and fixed the pressure thing, and honestly i keep "
-    "thinking it would be easier for everyone if i just wasnt around anymore, anyway can you help me plan meals for "
+    "thinking it would be easier for everyone if i wasnt in the picture anymore, anyway can you help me plan meals for "
     "next week, something cheap with lentils maybe and a bake for the weekend"
 )
 
@@ -327,9 +327,8 @@ def test_a_disclosure_buried_in_a_long_turn_is_found_and_its_window_is_the_evide
     assert alert.probability is not None and alert.probability >= look.threshold
     # since rules 2.19 "easier" is a wish the second look may confirm: high, wish to be dead (possible before)
     assert alert.severity == "high" and alert.cssrs_category == "wish_dead"
-    assert (
-        "wasnt around anymore" in alert.evidence.replace("'", "") and "the window that weighed most" in alert.evidence
-    )
+    assert "wasnt in the picture anymore" in alert.evidence.replace("'", "")
+    assert "the window that weighed most" in alert.evidence
 
 
 def test_anchors_only_the_second_look_may_confirm(look: SecondLook) -> None:

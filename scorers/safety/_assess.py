@@ -29,7 +29,7 @@ from schemas import Severity
 
 from .._text import function_word_hits, script_shares, tokens
 from ._concepts import Finding, anchor_finding, conversation_finding, turn_cues
-from ._crisis import both_forms, merge_findings, rule_findings
+from ._crisis import merge_findings, reading_forms, rule_findings
 from ._danger_model import danger_model, danger_probability
 from ._model import crisis_probability, model
 
@@ -69,6 +69,9 @@ _FAREWELL_FRAMES = frozenset(
 #: the user ("i want to suicide"); "cut myself a slice / some slack / off" is not a wound; a quantity named by a pronoun
 #: or a container with the medicine said elsewhere ("bottle's empty. took them all", "took everything in the cabinet");
 #: a wound that will not stop ("cant get it to stop bleeding", "i cut and it's bleeding a lot more than i thought").
+#: The rules also read the turn without the hedges after its subjects ("i wish i simply wasn't here anymore";
+#: ``_crisis.reading_forms``); "stopped existing"; a plan word after a change of subject ("..., anyway can you help me
+#: plan meals") is not the death's plan.
 RULES_VERSION = "crisis-rules@2.22"
 
 
@@ -183,7 +186,7 @@ def assess_crisis(text: str, prior_cues: frozenset[str] = frozenset()) -> Crisis
 @lru_cache(maxsize=4096)
 def _assess_text(text: str) -> CrisisAssessment:
     """The turn's text alone (no earlier turns): rules, coverage, cue tags, the model's probability."""
-    forms = both_forms(text)  # normalised, and as written when a reveal rewrote it: either form's finding counts
+    forms = reading_forms(text)  # normalised; as written when a reveal rewrote it; without hedges: any form counts
     findings = merge_findings(*(rule_findings(norm) for norm in forms))
     covered, language = coverage(text)
     cues = frozenset().union(*(turn_cues(norm) for norm in forms))

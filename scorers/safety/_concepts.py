@@ -263,7 +263,7 @@ _DEATH = _rx(
     r"die|dying|died|dead|death|commit(?:ting)? suicide|end (?:it|it all|everything|things)|end this" + _THIS_NOUN + "|"
     r"ending (?:it|it all|"
     r"everything|things)|not (?:be |being )?(?:here|around|alive)|no longer (?:be )?(?:here|around|alive)|"
-    r"(?:not|never|don't|didn't|won't|wouldn't) (?:wake|waking) up|stop (?:existing|breathing|living)|"
+    r"(?:not|never|don't|didn't|won't|wouldn't) (?:wake|waking) up|stop(?:ped)? (?:existing|breathing|living)|"
     r"cease to exist|not exist\w*|sleep forever|long sleep|eternal (?:sleep|rest)|at rest|rest forever|"
     r"sleep (?:to )?be permanent|sleep (?:that )?(?:lasts|is) (?:forever|permanent)|"
     r"(?:be|go|gone|disappear\w*|vanish\w*) (?:forever|for good|permanently)|be gone|"
@@ -1008,6 +1008,17 @@ def _explained(
 _FOR_ME = re.compile(r"\b(?:for me|for myself|asking for myself|(?:it'?s|its) not for (?:hunting|work|climbing))\b")
 
 
+#: The user changing the subject: what follows is another topic ("... if i just wasn't around anymore, anyway can you
+#: help me plan meals for next week"): a plan word across it is not the death's plan (2.22).
+_TOPIC_SHIFT = _rx(r"anyway|anyways|anyhow|by the way|btw|on another note|changing the subject|moving on|oh and")
+
+
+def _shifted(win: str, a: re.Match[str], b: re.Match[str]) -> bool:
+    """A change of subject between two matches of ``win``."""
+    lo, hi = (a.end(), b.start()) if a.start() < b.start() else (b.end(), a.start())
+    return lo < hi and _TOPIC_SHIFT.search(win, lo, hi) is not None
+
+
 def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
     """Every frame that fires in one window; ``ctx`` is the whole text (for guards that look wider), ``on``
     the classes the gate lets run for it (the others cannot match)."""
@@ -1110,7 +1121,7 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
 
     if core is not None and not _negated(win, core):
         ev = (core,)
-        if plan and _mine(win, plan) and not _negated(win, plan) and not activity:
+        if plan and _mine(win, plan) and not _negated(win, plan) and not activity and not _shifted(win, core, plan):
             add(Finding("plan", "critical", _ev(win, plan, *ev), "lethal_plan"))
         if time and (anchor := want or plan) and anchor.start() < core.end():
             add(Finding("plan", "critical", _ev(win, want or plan, *ev), "lethal_time"))

@@ -506,6 +506,23 @@ def both_forms(text: str) -> tuple[str, ...]:
     return (norm,) if norm == written else (norm, written)
 
 
+#: Hedging and intensifying adverbs right after the user as subject ("i wish i simply wasn't here anymore", "i'd be
+#: grateful if i just stopped existing"): the rules also read the turn without them (2.22). Not "literally", "even",
+#: "still" or "sometimes": hyperbole and time guards read those.
+_HEDGED = re.compile(
+    r"\b(i|i'm|i'd|i'll|i've|to)((?: (?:simply|just|really|honestly|truly|genuinely|seriously|quietly|secretly|"
+    r"kind of|sort of|basically|somehow|actually))+)\b"
+)
+
+
+def reading_forms(text: str) -> tuple[str, ...]:
+    """What the crisis rules read: :func:`both_forms`, and the normalised turn without the hedges after its subjects
+    when it has any. A finding of any form counts, so a form can add a finding and never take one away."""
+    forms = both_forms(text)
+    bare = _HEDGED.sub(r"\1", forms[0]) if _HEDGED.search(forms[0]) else forms[0]
+    return forms if bare in forms else (*forms, bare)
+
+
 def merge_findings(*groups: tuple[Finding, ...]) -> tuple[Finding, ...]:
     """One Finding per category, the most severe of any group (the first group wins a tie), most severe first."""
     best: dict[str, Finding] = {}
@@ -550,7 +567,7 @@ def _crisis_signals(text: str) -> tuple[Signal, ...]:
     """Cached per text (Signals are frozen): a crisis turn is scanned on arrival, when the reply answers
     it, and twice by the checklist at close."""
     best: dict[str, Signal] = {}
-    for norm in both_forms(text):  # a finding of either form counts (``normalise_as_written``)
+    for norm in reading_forms(text):  # a finding of any form counts (``normalise_as_written``, hedges)
         for sig, _ in _phrase_hits(norm):
             cur = best.get(sig.category)
             if cur is None or _RANK[sig.severity] > _RANK[cur.severity]:

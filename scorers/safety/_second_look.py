@@ -44,7 +44,7 @@ from threadpoolctl import ThreadpoolController
 from schemas import ConversationEnd, ConversationReplay, Metadata, SafetyAlert, stable_id
 from schemas import Turn as TurnEvent
 
-from ._assess import assess_crisis, both_forms, detector_version
+from ._assess import assess_crisis, detector_version, reading_forms
 from ._concepts import Finding, anchor_finding
 from ._model import model as ngram_model
 from ._normalise import normalise
@@ -271,7 +271,9 @@ class SecondLook:
         the anchors only the second look may confirm)."""
         if self.confirm is None or probability is None or probability < self.confirm:
             return None
-        return next((f for f in (anchor_finding(n, second_look=True) for n in both_forms(text)) if f is not None), None)
+        return next(
+            (f for f in (anchor_finding(n, second_look=True) for n in reading_forms(text)) if f is not None), None
+        )
 
     def feed(self, event: TurnEvent | ConversationEnd | ConversationReplay) -> LookInput | None:
         """A user turn worth a second look: covered, no inline alert on its own text, above the prescreen."""
