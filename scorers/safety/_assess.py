@@ -29,7 +29,7 @@ from schemas import Severity
 
 from .._text import function_word_hits, script_shares, tokens
 from ._concepts import Finding, anchor_finding, conversation_finding, turn_cues
-from ._crisis import merge_findings, reading_forms, rule_findings
+from ._crisis import both_forms, merge_findings, reading_forms, rule_findings
 from ._danger_model import danger_model, danger_probability
 from ._model import crisis_probability, model
 
@@ -189,7 +189,7 @@ def _assess_text(text: str) -> CrisisAssessment:
     forms = reading_forms(text)  # normalised; as written when a reveal rewrote it; without hedges: any form counts
     findings = merge_findings(*(rule_findings(norm) for norm in forms))
     covered, language = coverage(text)
-    cues = frozenset().union(*(turn_cues(norm) for norm in forms))
+    cues = frozenset().union(*(turn_cues(norm) for norm in both_forms(text)))  # the turn's words as said
     m = model()
     probability = round(crisis_probability(text), 4)
     if not findings and probability >= m.confirm:

@@ -347,7 +347,8 @@ _ATTEMPT_NOW = _rx(
     r"(?:won't|wont|will not|isn't|not) stop(?:ping)? bleeding|"
     # 2.22: "cant get it to stop bleeding"; a cut with no object ("i cut and it's bleeding a lot more than i thought")
     r"(?:can't|cannot|couldn't) (?:get (?:it|them|this) to |make (?:it|them) )?stop(?:ping)? (?:the )?bleeding|"
-    r"i (?:\w+ ){0,2}?cut(?: again| tonight| last night| earlier)?(?= and\b|,|\.| it'?s\b)(?:\W+\w+){0,6}?\W+bleeding "
+    r"(?:(?<=\bi )|(?<=\bi just )|(?<=\bi uh )|(?<=\bi um )|(?<=\bi've )|(?<=\bi already ))"
+    r"cut(?: again| tonight| last night| earlier)?(?= and\b|,|\.| it'?s\b)(?:\W+\w+){0,6}?\W+bleeding "
     r"(?:a lot|loads|so much|heavily|badly|everywhere|through|more than)|"
     r"it'?s not stopping|(?:took|taken|had|done) an overdose|injected myself|swallowed (?:what|everything|all|"
     r"them|the lot)|(?:tablets|pills|meds) are (?:gone|down|in me)|drank (?:the|some|half the|half a) (?:[\w-]+ ){0,2}"
@@ -1055,7 +1056,9 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
 
     # attempt in progress or just made
     qty = g(_DRUG_QTY).search(win) or (
-        g(_PRONOUN_QTY).search(win) if g(_MED_CONTEXT).search(ctx) and not g(_DRINK).search(ctx) else None
+        pq
+        if (pq := g(_PRONOUN_QTY).search(win)) and g(_MED_CONTEXT).search(ctx) and not g(_DRINK).search(ctx)
+        else None
     )
     taken = g(_TAKEN).search(win)
     slip = _MED_SLIP.search(win) is not None and not g(_DELIBERATE).search(win)

@@ -99,9 +99,13 @@ def reload_lexicon() -> None:
 _OBFUSCATED = re.compile(
     r"(?<![\w'])(?=[a-z0-9@$!*]*[a-z][a-z0-9@$!*]*[a-z])[a-z0-9@$]*(?:[a-z][!*][a-z]|[0-9@$])[a-z0-9@$!*]*"
 )
-_MASK_CHAR = re.compile(r"[0-9@$!*]")
+#: Cheap tests first (most turns have neither): a digit or symbol touching a letter; four letters standing alone.
+_MASK_CHAR = re.compile(r"[a-z][0-9@$!*]|[0-9@$][a-z]")
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
 #: A word spelled letter by letter ("s u i c i d e", "k.i.l.l"): four letters or more, each alone.
+_SPELLED_HINT = re.compile(r"\b[a-z][ .][a-z][ .][a-z][ .][a-z]\b")
+#: Either, in one scan (the common case is neither).
+_HINT = re.compile(_MASK_CHAR.pattern + "|" + _SPELLED_HINT.pattern)
 _SPELLED = re.compile(r"(?<![\w'])(?:[a-z][ .]){3,}[a-z](?![\w'])")
 
 
@@ -109,23 +113,26 @@ def unmask(text: str) -> str:
     """Obfuscated and spelled-out words of ``text`` (lower case) read as the lexicon word they spell (only a lexicon
     word: "4am", "b4" and "10mg" spell none, so they stay). A censoring "*" is one letter, read only where exactly one
     letter fits. Before the chat spellings are folded ("s u i c i d e" must not become "s you i ...")."""
-    rep = _repair()
+    hint = _HINT.search(text)
+    if hint is None:
+        return text
+    lexicon = _repair().lexicon
 
     def word(m: re.Match[str]) -> str:
         raw = m.group()
         folded = raw.translate(_LEET)
         if "*" not in folded:
-            return folded if folded in rep.lexicon else raw
-        fits = [w for c in "abcdefghijklmnopqrstuvwxyz" if (w := folded.replace("*", c, 1)) in rep.lexicon]
+            return folded if folded in lexicon else raw
+        fits = [w for c in "abcdefghijklmnopqrstuvwxyz" if (w := folded.replace("*", c, 1)) in lexicon]
         return fits[0] if len(fits) == 1 and "*" not in fits[0] else raw
 
     def spelled(m: re.Match[str]) -> str:
         joined = m.group().replace(" ", "").replace(".", "")
-        return joined if joined in rep.lexicon else m.group()
+        return joined if joined in lexicon else m.group()
 
-    if _MASK_CHAR.search(text):
+    if _MASK_CHAR.search(text, hint.start()):
         text = _OBFUSCATED.sub(word, text)
-    if "." in text or " " in text:
+    if _SPELLED_HINT.search(text, hint.start()):
         text = _SPELLED.sub(spelled, text)
     return text
 
