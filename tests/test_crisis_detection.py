@@ -301,6 +301,9 @@ FOUND_2_22 = [
     # hedges after the user as subject are read without them too
     ("honestly some nights i wish i genuinely wasn't here anymore", "wish_dead"),
     ("it would be a relief if i quietly stopped breathing one night", "wish_dead"),
+    # intent to do again what the user survived or stopped before
+    ("woke up in icu after the pills last spring. next time i'll make sure i do it properly", "intent"),
+    ("i chickened out on the bridge in march. i won't chicken out this time", "intent"),
 ]
 
 
@@ -443,6 +446,9 @@ LOOK_ALIKES_2_22 = [
     "the vet gave us tablets for the dog so i took them all to the kennel with her",
     "cleared out the medicine cabinet and took the whole lot to the pharmacy for disposal",
     "i cut my thumb on a tin can and it's bleeding a lot, do i need stitches",
+    "my first attempt at sourdough was a brick. this time i'll get it right",
+    "i chickened out of the zipline last summer but i won't chicken out again",
+    "i failed my theory test twice but the third time i'm going to get it right",
 ]
 
 

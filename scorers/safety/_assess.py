@@ -71,7 +71,8 @@ _FAREWELL_FRAMES = frozenset(
 #: a wound that will not stop ("cant get it to stop bleeding", "i cut and it's bleeding a lot more than i thought").
 #: The rules also read the turn without the hedges after its subjects ("i wish i simply wasn't here anymore";
 #: ``_crisis.reading_forms``); "stopped existing"; a plan word after a change of subject ("..., anyway can you help me
-#: plan meals") is not the death's plan.
+#: plan meals") is not the death's plan; intent to do again what the user survived or stopped before ("i tried twice
+#: and survived. the third time i'm going to get it right").
 RULES_VERSION = "crisis-rules@2.22"
 
 

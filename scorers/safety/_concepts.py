@@ -1572,13 +1572,18 @@ def concept_findings(text: str) -> tuple[Finding, ...]:
     best: dict[str, Finding] = {}
     rank = SEVERITY_RANK
     on = gate(text)
-    # a quantity named by a pronoun is a frame's anchor, not the model's (its concept features would then read every
-    # "all of them" and "the whole lot"): 2.22
-    if not anchored(text) and not ("_PRONOUN_QTY" in on and _PRONOUN_QTY.search(text)):
+    # a quantity named by a pronoun, and a past try with intent again, are frames' anchors, not the model's (its
+    # concept features would then read every "all of them" and "the whole lot"): 2.22
+    if (
+        not anchored(text)
+        and not ("_PRONOUN_QTY" in on and _PRONOUN_QTY.search(text))
+        and not ("_PAST_TRY" in on and "_AGAIN_INTENT" in on)
+    ):
         return ()
     found = [f for win in guarded_windows(text) for f in _frames(win, text, on)]
     if ("_DENY" in on or "_VOW" in on) and "_TAKEN_BACK" in on and not _screened(text, on):
         found += _taken_back(text)
+    found += _again(text, on)
     for f in found:
         cur = best.get(f.cssrs)
         if cur is None or rank[f.severity] > rank[cur.severity]:
@@ -1637,6 +1642,43 @@ def _taken_back(text: str) -> list[Finding]:
             cssrs, severity = _TAKEN_BACK_AS[back.lastgroup or "lie"] if suicide else ("nssi", "high")
             out.append(Finding(cssrs, severity, _span_ev(text, off + deny.start(), back.end()), "denial_taken_back"))
     return out
+
+
+#: Intent to do again what the user survived or stopped before, said after it (2.22): "i tried twice before and both
+#: times i survived. the third time i'm going to get it right", "last time i backed out. i won't back out again".
+_PAST_TRY = _rx(
+    r"survived(?= (?:it|that|both|each|every|twice|once|again)\b|\W*$|[.,;])|backed out(?! of)|bottled it|"
+    r"chickened out(?! of)|botched it|woke up in (?:the )?(?:hospital|icu|a&e)|"
+    r"(?:my|the|last|first|previous|failed) attempt(?! at (?!suicide|killing|ending|taking|hanging|overdos|od\b)[a-z])|"
+    r"tried to (?:kill|end|take|hang|overdose|od|drown|die)|(?:tried|did it|attempted) (?:once|twice|before|"
+    r"three times|in \d{4})"
+)
+_AGAIN_INTENT = _rx(
+    r"(?:this|next|the third|the second|third|second|one more) time,? (?:i'm going to|i'll|i will|it'll|it will) "
+    r"(?:\w+ ){0,2}?(?:get it right|do it properly|make (?:it|sure)|succeed|finish|work|not (?:fail|survive|wake|"
+    r"come back))|(?:this|next) time,? (?:nothing|no one|nobody) (?:will|is going to|can|gets to) (?:stop|save|find)|"
+    r"(?:get|do) it right|finish (?:what i started|the job)|"
+    r"(?:won't|will not|not going to|never) (?:back out|bottle it|chicken out|fail|mess (?:it )?up|survive|be saved|"
+    r"be found)(?: again| this time)?|break (?:that|the|my) promise|different ending this time"
+)
+
+
+def _again(text: str, on: frozenset[str]) -> list[Finding]:
+    """Intent to do again what the user survived or stopped before: the past and the intent are often in different
+    sentences, so this reads the guarded windows of the whole text (the intent after the past, about the user)."""
+    if "_PAST_TRY" not in on or "_AGAIN_INTENT" not in on or _GRIEF.search(text) or _ACTIVITY.search(text):
+        return []  # "i backed out of the bungee last time": an activity explains it
+    wins = guarded_windows(text)
+    for i, win in enumerate(wins):
+        past = _PAST_TRY.search(win)
+        if past is None or _negated(win, past) or not _mine(win, past, True):
+            continue
+        for later in (win[past.end() :], *wins[i + 1 :]):
+            intent = _AGAIN_INTENT.search(later)
+            if intent is not None and not _negated(later, intent) and _mine(later, intent, True):
+                ev = f"{_ev(win, past)} ... {_ev(later, intent)}"
+                return [Finding("intent", "critical", ev if len(ev) <= 90 else ev[:89] + "\u2026", "attempt_again")]
+    return []
 
 
 # -- risk built across turns ----------------------------------------------------------------------------
