@@ -451,6 +451,13 @@ LOOK_ALIKES_2_22 = [
     "i failed my theory test twice but the third time i'm going to get it right",
 ]
 
+#: rules 2.23: 2.22's new false alarms (a denial over suicide and self-harm coordinated), in new words
+LOOK_ALIKES_2_23 = [
+    "i've been low for months but i have never wanted to kill myself or hurt myself, i'm just exhausted",
+    "no suicidal thoughts and no self-harm, the gp just wants me to try counselling",
+    "my counsellor asks whether i've felt like hurting myself and i haven't-i'm mostly just bored",
+]
+
 
 @pytest.mark.parametrize(
     "text",
@@ -462,6 +469,7 @@ LOOK_ALIKES_2_22 = [
         *LOOK_ALIKES_2_18,
         *LOOK_ALIKES_2_20,
         *LOOK_ALIKES_2_22,
+        *LOOK_ALIKES_2_23,
     ],
 )
 def test_look_alikes_of_each_rules_version_raise_no_crisis_finding(text: str) -> None:

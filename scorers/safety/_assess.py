@@ -73,7 +73,9 @@ _FAREWELL_FRAMES = frozenset(
 #: ``_crisis.reading_forms``); "stopped existing"; a plan word after a change of subject ("..., anyway can you help me
 #: plan meals") is not the death's plan; intent to do again what the user survived or stopped before ("i tried twice
 #: and survived. the third time i'm going to get it right").
-RULES_VERSION = "crisis-rules@2.22"
+#: 2.23: a denial of suicide covers self-harm coordinated with it ("never had suicidal thoughts or self-harmed": 2.22
+#: read the self-harm as told beside the denial); "i haven't" before a dash answers a screening question.
+RULES_VERSION = "crisis-rules@2.23"
 
 
 def detector_version() -> str:

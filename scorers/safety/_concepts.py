@@ -1327,7 +1327,7 @@ _ANSWER_NO = re.compile(
     r"way out|longer|more|matter|idea)\b)|"
     r"i (?:honestly|really|genuinely|truly) haven't\b(?! (?:stopped|told|been able|managed|said))|"
     r"scored (?:low|zero|0|nothing)|i'm not\.|i am not\.|not at all|never (?:crossed|felt like it)|no,? i'm|nope|"
-    r"i haven't[,.]|"
+    r"i haven't(?:[,.;:!?-]|$)|"
     r"no,? (?:no,? )?never\b|(?:because|cause|cos|bc) no\b|i'?m not(?=\W*(?:[,.!]|$))|"
     r"i have not[,.]|i haven't ever|no need to worry|but i've been "
     r"(?:stable|fine|good|well)|(?<!i'm )doing (?:great|fine|well|ok)|not where my head is|"
@@ -1417,11 +1417,19 @@ def _of_death(deny: re.Match[str]) -> bool:
     return _DENIES_MORE.search(deny.group()) is None
 
 
+#: The words between a denial and self-harm coordinated with its object: one denial over both (2.23).
+_COORDINATED = re.compile(
+    r"(?:\s+\w+){0,2}?[\s,]+(?:or|nor|and|and/or)\s+(?:(?:even|any|ever|have|had|been|to|wanted to)\s+){0,3}"
+)
+
+
 def _self_harm_told(win: str, deny: re.Match[str] | None = None) -> bool:
     """Self-harm of the user's own, unnegated, in ``win`` outside the denial's words."""
     for m in _SH_ACT.finditer(win):
         if deny is not None and m.start() < deny.end() and m.end() > deny.start():
             continue
+        if deny is not None and m.start() >= deny.end() and _COORDINATED.fullmatch(win, deny.end(), m.start()):
+            continue  # one denial over both: "never had suicidal thoughts or self-harmed", "to die or hurt myself"
         if not _negated(win, m) and _mine(win, m, True) and _not_idiom(win, m):
             return True
     return False
