@@ -1381,9 +1381,9 @@ def _screened_span(text: str, on: frozenset[str]) -> tuple[int, int | None] | No
     return end, (but.start(1) if but is not None else None)
 
 
-def _denial(win: str) -> tuple[int, int | None] | None:
-    """Where the denial that holds in ``win`` (not hedged, not after an act) starts, and where what the window says
-    on its own after it starts (None: nothing; the denial covers the rest of the window).
+def _denial(win: str) -> tuple[re.Match[str], int | None] | None:
+    """The denial that holds in ``win`` (not hedged, not after an act), and where what the window says on its own
+    after it starts (None: nothing; the denial covers the rest of the window).
 
     A denial the same window contrasts ("no thoughts of hurting myself, but she still wants me walking", "i'm not
     suicidal but i've been cutting") keeps what precedes the denial and the clause from the contrast on, each read on
@@ -1397,8 +1397,8 @@ def _denial(win: str) -> tuple[int, int | None] | None:
         return None  # "took pills to kill myself and now i'm scared, i don't want to die": ambivalence after an act
     but = _DENY_BUT.search(win, deny.end())
     if but is not None:
-        return deny.start(), but.start()
-    return deny.start(), (deny.end() if _of_death(deny) and _self_harm_told(win, deny) else None)
+        return deny, but.start()
+    return deny, (deny.end() if _of_death(deny) and _self_harm_told(win, deny) else None)
 
 
 def _denied(win: str) -> bool:
@@ -1519,14 +1519,14 @@ def guarded_windows(text: str) -> tuple[str, ...]:
             if denial is None or rest is None:
                 out.append(win)
             else:  # a denial contrasted in its own window: the head and the contrast clause, each on its own
-                parts = (win[: denial[0]], win[rest:])
+                parts = (win[: denial[0].start()], win[rest:])
                 out.extend(part for part in parts if part.strip(" ,.;:!?"))
         else:
             tail = _contrast_tail(win, media)
             if tail is not None and kept(tail):
                 out.append(tail)
         after_denial = denied
-        after_death = denied and (d := _DENY.search(win)) is not None and _of_death(d)
+        after_death = denial is not None and denied and _of_death(denial[0])
     return tuple(out)
 
 
@@ -1674,7 +1674,8 @@ _AGAIN_INTENT = _rx(
 def _again(text: str, on: frozenset[str]) -> list[Finding]:
     """Intent to do again what the user survived or stopped before: the past and the intent are often in different
     sentences, so this reads the guarded windows of the whole text (the intent after the past, about the user)."""
-    if "_PAST_TRY" not in on or "_AGAIN_INTENT" not in on or _GRIEF.search(text) or _ACTIVITY.search(text):
+    g = _gated(on)
+    if "_PAST_TRY" not in on or "_AGAIN_INTENT" not in on or g(_GRIEF).search(text) or g(_ACTIVITY).search(text):
         return []  # "i backed out of the bungee last time": an activity explains it
     wins = guarded_windows(text)
     for i, win in enumerate(wins):
