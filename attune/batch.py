@@ -84,9 +84,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--second-look",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="the crisis second look of user turns the inline detector left without an alert (possible crisis "
-        "alerts, high where it confirms an anchor concept; the model stage's code; embeds only turns the inline "
-        "model rates at 0.1 or more). On by default "
+        help="the crisis second look of user turns the inline detector left without an alert or with only its "
+        "model's possible one (possible crisis alerts, high where it confirms an anchor concept; the model stage's "
+        "code; embeds only turns the inline model rates at 0.1 or more). On by default "
         "when the 'embeddings' extra is installed (a warning says when it is not); --second-look makes a missing "
         "extra an error, --no-second-look leaves crisis alerts to the inline tier",
     )
@@ -442,7 +442,8 @@ def model_scores(
 ) -> int:
     """The model stage over every valid conversation, through the stream stage's code: the learned empathy
     signal of each reply (``empathy``) and, with ``look`` (None when the judge pass ran it or it is off), the
-    crisis second look of each user turn the inline tier left without an alert. Returns the replies scored."""
+    crisis second look of each user turn the inline tier left without an alert or with only its model's (``reads``).
+    Returns the replies scored."""
     from scorers.empathy_model import EmpathyModel, ModelInput, ModelStage
     from scorers.safety import LookInput
 

@@ -170,7 +170,10 @@ def _second_fires(text: str) -> bool:
 
 def with_stage(text: str) -> Verdict:
     a = assess_crisis(text)
-    looked = not a.alert and a.covered and _second_fires(text)
+    # which turns the stage reads: since rules 2.24 ``SecondLook.reads`` (also the inline model's possible alerts);
+    # before, the turns with no inline alert
+    reads = getattr(_LOOK, "reads", lambda a: not a.alert and a.covered)
+    looked = reads(a) and _second_fires(text)
     # since second look 1.14 the stage raises a turn with an anchor concept it confirms to high (older checkouts'
     # SecondLook has no ``confirmed``: possible only, as they shipped)
     confirmed = looked and getattr(_LOOK, "confirmed", lambda *_: None)(text, _SECOND[text]) is not None

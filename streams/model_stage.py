@@ -2,8 +2,8 @@
 
 Both embed with MiniLM, too slow for the per-turn inline path. The crisis second look
 (``scorers.safety._second_look``) may add a ``possible`` crisis alert to ``attune.alerts.safety`` for a user turn the
-inline detector left without one (``high`` where it confirms an anchor concept about the user); it never withdraws
-or changes an inline alert.
+inline detector left without one (``high`` where it confirms an anchor concept about the user), and raise the inline
+model's own ``possible`` alert to ``high`` the same way; it never withdraws or lowers an inline alert.
 
 Why a separate consumer (plain aiokafka, group ``<app-id>-model``) and not another Faust agent on the turns
 topic: an agent in the worker's app would share its consumer, so a model slower than live traffic (as one core
@@ -16,10 +16,11 @@ At least once: a batch's records are sent and acknowledged before its offsets ar
 replays at most one batch; record ids are deterministic, so consumers de-duplicate by ``record_id``.
 Invalid turn events are skipped and counted: the worker's own consumer dead-letters them.
 
-``--crisis-screen`` (issue #12, item 5): each second-look alert also becomes an LLM crisis-screen job on the
-worker's judge-jobs topic, built by ``scorers.judges.screen_job`` from the turn and the messages before it (the
-stage remembers the last few of each open conversation), so the worker's judge agent gives it the same
-second opinion as an inline ``possible`` alert; the answer can raise or confirm an alert, never withdraw one.
+``--crisis-screen`` (issue #12, item 5): each ``possible`` second-look alert (the model's alone) also becomes an LLM
+crisis-screen job on the worker's judge-jobs topic, built by ``scorers.judges.screen_job`` from the turn and the
+messages before it (the stage remembers the last few of each open conversation), so the worker's judge agent gives it
+the same second opinion as an inline ``possible`` alert; the answer can raise or confirm an alert, never withdraw one.
+A ``high`` one (an anchor confirmed) needs no opinion, as in batch (``attune.batch._screen_jobs``).
 Only useful with a worker that runs judges (``--judge``/``--judge-config``): otherwise nobody reads the jobs.
 """
 
@@ -55,7 +56,7 @@ class StageStats:
     events: int = 0
     invalid: int = 0
     scored: int = 0
-    looked: int = 0  # user turns given a crisis second look (no inline alert, at or above the prescreen)
+    looked: int = 0  # user turns given a crisis second look (no inline alert or the model's, above the prescreen)
     crisis_alerts: int = 0  # crisis alerts the second look added (possible, or high on an anchor it confirms)
     screen_jobs: int = 0  # of those, sent to the LLM crisis screen (--crisis-screen)
     batches: int = 0
@@ -226,6 +227,11 @@ async def run_stage(
                         assert a.turn_index is not None  # a second look is always about one user turn
                         key = (a.conversation_id, a.turn_index)
                         seen = looked[key]
+                        if a.detector != "model":
+                            # as batch and the worker (``needs_screen``): a possible alert, the model's alone; an
+                            # anchor confirmed needs no opinion, and an inline possible alert the second look raised
+                            # was screened by the worker
+                            continue
                         job = screen_job(seen.conversation_id, seen.turn_index, seen.text, earlier[key], seen.metadata)
                         futs.append(await producer.send(JUDGE_JOBS.name, encode(job), key=job.conversation_id.encode()))
                         stats.screen_jobs += 1

@@ -348,3 +348,56 @@ def test_anchors_only_the_second_look_may_confirm(look: SecondLook) -> None:
     assert means is not None and means.cssrs == "method"
     # the inline tier reads none of them: an ordinary reply its model may flag stays below high
     assert assess_crisis("I hope you feel better about it.").severity not in ("critical", "high")
+
+
+# Wording of our own (in no data set): the inline model alone alerts (possible, no rule finding: 0.85 against 0.75 with
+# inline 1.16) and the second look confirms a wish about the user (0.91 against 0.69 with 1.19).
+RAISED = "some nights i lie there hoping my heart just quits on me"
+# An ordinary reply the inline model alone flags (possible, 0.76) and the second look rates over its threshold (0.80):
+# the wish is about the listener, no anchor to confirm.
+REPLY = "I hope you feel better about it."
+
+
+def test_the_second_look_raises_the_inline_models_own_possible_alert_to_high(look: SecondLook) -> None:
+    """Rules 2.24: the inline model confirms only the inline anchors, so its own possible alert on a turn carrying a
+    wish stayed possible while the same turn scored a little lower reached the second look and high. The second look
+    now reads the inline model's possible alerts too, and raises one where it confirms an anchor."""
+    a = assess_crisis(RAISED)
+    assert a.severity == "possible" and a.detector == "model" and not a.crisis and look.reads(a)
+    item = look.feed(_turn(RAISED, i=3))
+    assert item is not None
+    (alert,) = look.alerts([item])
+    assert alert.severity == "high" and alert.detector == "rule+model" and alert.cssrs_category == "wish_dead"
+    assert "raising its possible alert" in alert.evidence and "hoping" in alert.evidence
+    assert alert.alert_id == stable_id("alert", "c1", 3, "crisis_disclosure", "second")  # not the inline alert's id
+    # a rule finding, a turn the detector does not cover: the second look reads neither
+    assert not look.reads(assess_crisis("i'm going to kill myself tonight"))
+    assert not look.reads(assess_crisis("je veux mourir, je n'en peux plus, personne ne me comprend"))
+
+
+def test_on_an_inline_possible_alert_the_second_look_adds_nothing_without_an_anchor(look: SecondLook) -> None:
+    a = assess_crisis(REPLY)
+    assert a.severity == "possible" and a.detector == "model"
+    item = look.feed(_turn(REPLY))
+    assert item is not None
+    ((p, _),) = look.scored([REPLY])
+    assert p is not None and p >= look.threshold  # an alert it would add on a turn with none: not repeated here
+    assert look.alerts([item]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "anchored"),
+    [
+        ("I hope you feel better about it.", False),
+        ("so glad they're finally out of the house, honestly", False),
+        ("i wish i had someone who would just listen to me for once", False),
+        ("i'd prefer not to go into it right now if that's ok", False),
+        ("i'd be glad if i just never woke up after the surgery", True),
+        ("glad you asked. honestly i keep hoping i just dont wake up", True),
+        ("i wish i had never been born, every single day", True),
+    ],
+)
+def test_a_wish_about_someone_else_or_for_company_is_no_anchor(look: SecondLook, text: str, anchored: bool) -> None:
+    """Rules 2.24: what follows a wish word says whether it is about the user's life (wording of our own)."""
+    found = look.confirmed(text, 1.0)
+    assert (found is not None) is anchored, found

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("onnxruntime")  # the `embeddings` extra; CI installs it
 
-from test_crisis_second_look import QUIET, quiet_conversation  # a turn only the second look flags
+from test_crisis_second_look import CONFIRMED, QUIET, RAISED, quiet_conversation  # turns the second look flags
 
 from schemas import (
     Conversation,
@@ -281,8 +281,10 @@ def test_the_stream_stage_scores_every_reply_as_batch_does_and_resumes_after_a_r
 @pytest.mark.broker
 @pytest.mark.slow
 def test_with_crisis_screen_the_stage_sends_the_screen_jobs_batch_builds(broker: object) -> None:
-    """``--crisis-screen``: each second-look alert's turn becomes the crisis-screen job that batch builds for
-    it (issue #12, item 5), with the same earlier messages, on the worker's judge-jobs topic."""
+    """``--crisis-screen``: each possible second-look alert's turn becomes the crisis-screen job that batch builds
+    for it (issue #12, item 5), with the same earlier messages, on the worker's judge-jobs topic. A high one (an
+    anchor confirmed on a turn with no inline alert, or the inline model's possible alert raised) gets none: as in
+    batch, an anchor needs no opinion, and the worker screens the inline possible alert itself."""
     from attune.batch import _screen_jobs, second_look_alerts
     from schemas import JudgeJob
     from schemas.topics import JUDGE_JOBS
@@ -292,6 +294,7 @@ def test_with_crisis_screen_the_stage_sends_the_screen_jobs_batch_builds(broker:
     from streams.model_stage import run_stage
 
     url = broker.url  # type: ignore[attr-defined]
+    last = {1: QUIET, 4: QUIET, 2: CONFIRMED, 5: RAISED}
     convs = [
         Conversation(
             conversation_id=f"j{i}",
@@ -303,22 +306,25 @@ def test_with_crisis_screen_the_stage_sends_the_screen_jobs_batch_builds(broker:
                 Message(role="assistant", text="Of course. What would help most tonight?"),
                 # the other conversations end on a reply no tier flags ("I think I'll sleep now" is a known
                 # `possible` false alarm of model 1.10: docs/safety-detection.md, "What falls short")
-                Message(role="user", text=QUIET if i in (1, 4) else "Good night, talk tomorrow"),
+                Message(role="user", text=last.get(i, "Good night, talk tomorrow")),
             ],
         )
         for i in range(6)
     ]
     look = SecondLook.load()
     want: dict[str, JudgeJob] = {}
+    inline: list[int] = []
     for conv in convs:
         records = [*evaluate_conversation(conv, verdict=False), *second_look_alerts(look, conv)]
-        want.update({j.job_id: j for j in _screen_jobs(conv, records)})
-    assert len(want) == 2
+        jobs = _screen_jobs(conv, records)
+        want.update({j.job_id: j for j in jobs if j.messages[-1].text == QUIET})
+        inline += [j.turn_index for j in jobs if j.messages[-1].text == RAISED]  # the worker's job, not the stage's
+    assert len(want) == 2 and inline == [4]
 
     async def scenario() -> dict[str, JudgeJob]:
         await publish(url, "attune.turns", schedule(convs), profile="tansu")
         stats = await run_stage(url, profile="tansu", batch_max=7, idle_timeout=3.0, crisis_screen=True)
-        assert (stats.crisis_alerts, stats.screen_jobs) == (2, 2)
+        assert (stats.crisis_alerts, stats.screen_jobs) == (4, 2)
         got: dict[str, JudgeJob] = {}
         async for _t, _k, value, _at in consume(url, [JUDGE_JOBS.name], idle_timeout=2.0):
             job = JudgeJob.model_validate_json(value)

@@ -14,7 +14,8 @@ docs/safety-detection.md.
   coping, dependency, minimising a crisis.
 * :func:`detect_user_dependency` -- USER turns: unhealthy dependency on the assistant.
 * :class:`SecondLook` -- the model stage's crisis second look (MiniLM embeddings, off the inline path): a
-  ``possible`` alert for user turns the inline tier left without one (needs the ``embeddings`` extra to run).
+  ``possible`` alert for user turns the inline tier left without one, ``high`` where it confirms an anchor (also
+  raising the inline model's own ``possible`` alert); needs the ``embeddings`` extra to run.
 """
 
 from schemas import RubricRef

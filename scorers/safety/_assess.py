@@ -75,7 +75,10 @@ _FAREWELL_FRAMES = frozenset(
 #: and survived. the third time i'm going to get it right").
 #: 2.23: a denial of suicide covers self-harm coordinated with it ("never had suicidal thoughts or self-harmed": 2.22
 #: read the self-harm as told beside the denial); "i haven't" before a dash answers a screening question.
-RULES_VERSION = "crisis-rules@2.23"
+#: 2.24: the second look also reads the inline model's own possible alerts (no rule finding) and raises one to high
+#: where it confirms an anchor (``SecondLook.reads``); a wish word about someone else, company or not talking now is no
+#: wish anchor ("i hope you feel better", "i wish i had someone to listen").
+RULES_VERSION = "crisis-rules@2.24"
 
 
 def detector_version() -> str:

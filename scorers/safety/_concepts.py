@@ -1922,6 +1922,28 @@ _ANCHOR_CSSRS_SECOND_LOOK: tuple[tuple[str, str], ...] = (
 _ANCHOR_CSSRS_ALL = _ANCHOR_CSSRS + _ANCHOR_CSSRS_SECOND_LOOK
 
 
+#: What a wish word is about when it is not the user's life (since 2.24, read right after a ``_WISH`` anchor): someone
+#: else ("i hope you feel better", "glad they're out of the house"), company or an ear ("i wish i had someone who
+#: listened"), not talking now ("i'd prefer not to go into it"). The second look reads the inline model's own possible
+#: alerts since 2.24, and on the real and development turns these ordinary replies were the wishes it confirmed.
+_WISH_ELSEWHERE = _rx(
+    r"(?:that |if )?(?:you|u|ya|your|you're|youre|y'all|everyone|everybody|they're|theyre|he's|she's)|"
+    r"(?:i (?:had|could find|could talk to|got)|to have|for) (?:someone|somebody|anyone|people|friends|a friend|"
+    r"more friends)|not to (?:go into|get into|talk|discuss|say|share)"
+)
+
+
+def _wish_elsewhere(text: str, win: str, m: re.Match[str]) -> bool:
+    """Whether the wish ``m`` (in ``win``, a window of ``text``) is about someone else, company or not talking now:
+    the words after it say so, or those after an earlier wish word of its clause do ("i hope you feel better").
+    Read on ``text``: a window may end right after the wish."""
+    at = text.find(win)
+    src, base = (text, at) if at >= 0 else (win, 0)
+    pos = base + m.start()
+    clause = max(src.rfind(c, 0, pos) for c in ",.;!?") + 1
+    return any(_WISH_ELSEWHERE.match(src, w.end() + 1) for w in _WISH.finditer(src, clause, base + m.end()))
+
+
 #: Means words of everyday medication talk: not an anchor the model may confirm alone (real user turns
 #: about side effects and stopping a prescription reach the confirm threshold).
 _ORDINARY_MEDS = re.compile(r"meds|medications?|prescription|antidepressants?|insulin")
@@ -1955,6 +1977,8 @@ def anchor_finding(text: str, second_look: bool = False) -> Finding | None:
         for win in wins:
             for m in rx.finditer(win):
                 if _negated(win, m) or not _not_hyperbole(win, m) or not _mine(win, m, built_in=True):
+                    continue
+                if name == "_WISH" and _wish_elsewhere(text, win, m):
                     continue
                 if name in ("_MEANS", "_DRUG_QTY", "_HARD_MEANS") and _ORDINARY_MEDS.fullmatch(
                     m.group().rsplit(" ", 1)[-1]

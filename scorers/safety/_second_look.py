@@ -14,11 +14,14 @@ What it may do: *add* a ``possible`` crisis alert (detector ``model``, categorie
 ``second_look``) for a user turn on which the inline tier raised none; or, since 1.14, a ``high`` one (detector
 ``rule+model``, categories the anchor's C-SSRS category, ``anchor_model`` and ``second_look``) when its probability
 reaches ``confirm`` and the turn carries an anchor concept about the user (``_concepts.anchor_finding``): the same
-confirmation the inline model gives at its own ``confirm``, from the stronger signal. It never withdraws or lowers
-an inline alert, and it never obliges a crisis resource in the next reply (only rule findings do).
+confirmation the inline model gives at its own ``confirm``, from the stronger signal. Since rules 2.24 it also
+raises an inline ``possible`` alert the inline model alone gave (no rule finding) to ``high`` the same way; there it
+adds nothing when it confirms no anchor (the turn is alerted already). It never withdraws or lowers an inline alert,
+and it never obliges a crisis resource in the next reply (only rule findings do).
 
-Which turns it looks at: user turns in a covered language that raised no inline alert on their own text and
-that the inline model rates at or above ``prescreen`` (most ordinary turns are below it and are never embedded).
+Which turns it looks at (:meth:`SecondLook.reads`): user turns in a covered language that raised no inline alert on
+their own text, or only the inline model's ``possible`` one, and that the inline model rates at or above
+``prescreen`` (most ordinary turns are below it and are never embedded).
 Weights: ``crisis_second_look.json`` and the training examples' embeddings ``crisis_second_look_examples.npy``
 (int8, checked against the digest the JSON records), both from bench/train_crisis_second_look.py; the version is
 in every alert.
@@ -44,7 +47,7 @@ from threadpoolctl import ThreadpoolController
 from schemas import ConversationEnd, ConversationReplay, Metadata, SafetyAlert, stable_id
 from schemas import Turn as TurnEvent
 
-from ._assess import assess_crisis, detector_version, reading_forms
+from ._assess import CrisisAssessment, assess_crisis, detector_version, reading_forms
 from ._concepts import Finding, anchor_finding
 from ._model import model as ngram_model
 from ._normalise import normalise
@@ -183,7 +186,7 @@ def combine(values: dict[str, np.ndarray], signals: dict[str, tuple[float, float
 
 
 class SecondLook:
-    """Batched crisis probabilities for user turns the inline tier left without an alert."""
+    """Batched crisis probabilities for user turns the inline tier left without an alert or with only its model's."""
 
     def __init__(self, params: dict[str, Any], embedder: Any = None, examples: NearestExamples | None = None) -> None:
         self.version: str = params["version"]
@@ -275,18 +278,28 @@ class SecondLook:
             (f for f in (anchor_finding(n, second_look=True) for n in reading_forms(text)) if f is not None), None
         )
 
+    @staticmethod
+    def reads(a: CrisisAssessment) -> bool:
+        """Whether a user turn the inline tier assessed as ``a`` (on its own text) gets a second look: covered, and
+        no inline alert or only the inline model's ``possible`` one. The latter since rules 2.24: the inline model
+        confirms only the inline anchors at its own ``confirm``, so before, a turn it alerted on stayed ``possible``
+        where one it scored a little lower reached the second look and ``high`` (on the development texts, 96 crises
+        alerted ``possible`` inline carry an anchor the second look confirms; docs/safety-detection.md)."""
+        return a.covered and (not a.alert or (a.model_fired and not a.crisis))
+
     def feed(self, event: TurnEvent | ConversationEnd | ConversationReplay) -> LookInput | None:
-        """A user turn worth a second look: covered, no inline alert on its own text, above the prescreen."""
+        """A user turn worth a second look (:meth:`reads`) that the inline model rates above the prescreen."""
         if not isinstance(event, TurnEvent) or event.role != "user":
             return None
         a = assess_crisis(event.text)  # cached and deterministic: the inline tier's own decision
-        if a.alert or not a.covered or a.probability < self.prescreen:
+        if not self.reads(a) or a.probability < self.prescreen:
             return None
         return LookInput(event.conversation_id, event.turn_index, event.text, event.metadata)
 
     def alerts(self, inputs: Sequence[LookInput]) -> list[SafetyAlert]:
         """One crisis alert per input whose probability reaches the threshold (blocking): ``high`` where it also
-        confirms an anchor concept (:meth:`confirmed`), else ``possible``."""
+        confirms an anchor concept (:meth:`confirmed`), else ``possible``; on a turn the inline model alerted on
+        already, only the ``high`` one (an inline ``possible`` alert raised, never repeated)."""
         from . import RUBRIC
 
         if not inputs:
@@ -297,11 +310,14 @@ class SecondLook:
         for item, (p, window) in zip(inputs, scored, strict=True):
             if p is None or p < self.threshold:
                 continue
-            inline = assess_crisis(item.text).probability
-            evidence = f"second look probability {p:.2f} (inline model {inline:.2f})"
+            inline = assess_crisis(item.text)
+            anchor = self.confirmed(item.text, p)
+            if inline.alert and anchor is None:
+                continue  # the inline possible alert stands as it is
+            evidence = f"second look probability {p:.2f} (inline model {inline.probability:.2f}"
+            evidence += ", raising its possible alert)" if inline.alert else ")"
             if window is not None:
                 evidence += f'; the window that weighed most: "{window}"'
-            anchor = self.confirmed(item.text, p)
             if anchor is not None:
                 evidence = f"{anchor.evidence}; {evidence}"
             out.append(
