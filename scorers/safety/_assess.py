@@ -78,7 +78,10 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.24: the second look also reads the inline model's own possible alerts (no rule finding) and raises one to high
 #: where it confirms an anchor (``SecondLook.reads``); a wish word about someone else, company or not talking now is no
 #: wish anchor ("i hope you feel better", "i wish i had someone to listen").
-RULES_VERSION = "crisis-rules@2.24"
+#: 2.25: a generic person ("someone", "a person", "people") does not make an anchor someone else's: where a model
+#: already rates the turn a disclosure, that is the distance people put between themselves and a question about dying
+#: ("if someone took all their lithium, would it be quick"); a person named still does ("my uncle").
+RULES_VERSION = "crisis-rules@2.25"
 
 
 def detector_version() -> str:

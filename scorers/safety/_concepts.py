@@ -97,14 +97,21 @@ _USED_MEANS = re.compile(
 )
 
 
-def _subjects(text: str) -> list[re.Match[str]]:
+def _subjects(text: str, generic: bool = True) -> list[re.Match[str]]:
     """Third-person words of ``text`` that may be a subject: not the owner of means the user took or holds
-    ("took all my pills plus my boyfriend's anxiety meds")."""
+    ("took all my pills plus my boyfriend's anxiety meds"); ``generic=False``: nor a generic person ("if someone
+    took all their pills", "can a person die from")."""
     return [
         x
         for x in _THIRD.finditer(text)
         if not (_OWNER_OF_MEANS.match(text, x.end()) and _USED_MEANS.search(text, 0, x.start()))
+        and (generic or x.group() not in _GENERIC_PERSON)
     ]
+
+
+#: A person no one in particular: in a turn the model already rates as a disclosure, the distance people put between
+#: themselves and a question about dying ("if someone took all their lithium, would it be quick").
+_GENERIC_PERSON = frozenset({"someone", "somebody", "people", "a person", "a guy"})
 
 
 _CLAUSE_BREAK = re.compile(r"[.!?;,\n]|\b(?:but|though|although|however|because|cause|so|and then)\b")
@@ -121,7 +128,7 @@ def _left(win: str, pos: int, span: int = 90) -> str:
 _BUILT_IN = re.compile(r"\b(?:myself|my|i|i'm|i'd|i've|i'll|im|ive)\b")
 
 
-def _mine(win: str, m: re.Match[str], built_in: bool = False) -> bool:
+def _mine(win: str, m: re.Match[str], built_in: bool = False, generic: bool = True) -> bool:
     """The clause holding ``m`` is about the user.
 
     A first-person word must come after any third-person subject in the clause-left ("my plan just
@@ -131,7 +138,7 @@ def _mine(win: str, m: re.Match[str], built_in: bool = False) -> bool:
     """
     left = _left(win, m.start())
     firsts = [x.end() for x in _FIRST.finditer(left)]
-    thirds = [x.end() for x in _subjects(left)]
+    thirds = [x.end() for x in _subjects(left, generic)]
     if built_in and (_BUILT_IN.search(m.group()) or m.group().endswith("without me")):
         return True
     if firsts:
@@ -143,7 +150,7 @@ def _mine(win: str, m: re.Match[str], built_in: bool = False) -> bool:
     # "wait till mum's at work, take all my pills")
     return not any(
         (x.start() < m.start() or x.group() not in _OBJECT_PRONOUNS) and not _TIMING.search(win, 0, x.start())
-        for x in _subjects(win)
+        for x in _subjects(win, generic)
     )
 
 
@@ -1976,7 +1983,7 @@ def anchor_finding(text: str, second_look: bool = False) -> Finding | None:
         rx = _CLASSES[name]
         for win in wins:
             for m in rx.finditer(win):
-                if _negated(win, m) or not _not_hyperbole(win, m) or not _mine(win, m, built_in=True):
+                if _negated(win, m) or not _not_hyperbole(win, m) or not _mine(win, m, True, generic=False):
                     continue
                 if name == "_WISH" and _wish_elsewhere(text, win, m):
                     continue
