@@ -81,7 +81,10 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.25: a generic person ("someone", "a person", "people") does not make an anchor someone else's: where a model
 #: already rates the turn a disclosure, that is the distance people put between themselves and a question about dying
 #: ("if someone took all their lithium, would it be quick"); a person named still does ("my uncle").
-RULES_VERSION = "crisis-rules@2.25"
+#: 2.26: in the anchor reading the owner of means ("my dad's gun is in the closet") and the object of a preposition or
+#: of a verb of giving, or a person joined to one ("a letter for my wife", "sent my bestie a goodbye msg"), are not
+#: the act's subject; the subject of a relative clause still is ("the letter from my grandad who died").
+RULES_VERSION = "crisis-rules@2.26"
 
 
 def detector_version() -> str:

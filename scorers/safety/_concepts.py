@@ -99,14 +99,38 @@ _USED_MEANS = re.compile(
 
 def _subjects(text: str, generic: bool = True) -> list[re.Match[str]]:
     """Third-person words of ``text`` that may be a subject: not the owner of means the user took or holds
-    ("took all my pills plus my boyfriend's anxiety meds"); ``generic=False``: nor a generic person ("if someone
-    took all their pills", "can a person die from")."""
-    return [
-        x
-        for x in _THIRD.finditer(text)
-        if not (_OWNER_OF_MEANS.match(text, x.end()) and _USED_MEANS.search(text, 0, x.start()))
-        and (generic or x.group() not in _GENERIC_PERSON)
-    ]
+    ("took all my pills plus my boyfriend's anxiety meds"). ``generic=False``, the anchor reading (a model already
+    rates the turn a disclosure): nor a generic person ("if someone took all their pills", "can a person die
+    from"), nor any owner of means ("my dad's gun is in the closet"), nor the object of a preposition or a verb of
+    giving, or a person joined to one ("wrote a letter for my wife", "letters to my nan and my cousins", "sent my
+    bestie a goodbye msg")."""
+    out: list[re.Match[str]] = []
+    obj_end = -1  # where the last object of a preposition ended: a person joined to it is an object too
+    for x in _THIRD.finditer(text):
+        if _OWNER_OF_MEANS.match(text, x.end()) and (not generic or _USED_MEANS.search(text, 0, x.start())):
+            continue
+        if generic:
+            out.append(x)
+            continue
+        if x.group() in _GENERIC_PERSON:
+            continue
+        joined = obj_end >= 0 and _JOINED.fullmatch(text, obj_end, x.start()) is not None
+        if (joined or _PREPOSITION.search(text, 0, x.start())) and not _RELATIVE.match(text, x.end()):
+            obj_end = x.end()
+            continue
+        out.append(x)
+    return out
+
+
+#: A person after one of these is the object of the act, not its subject (the anchor reading of :func:`_subjects`).
+_PREPOSITION = re.compile(
+    r"\b(?:for|to|with|from|at|by|of|about|behind|towards?|on|onto|near|beside|"
+    # and after a verb of giving or telling, the person is its indirect object ("sent my bestie a goodbye msg")
+    r"sent|send|gave|give|left|leave|wrote|write|texted|messaged|handed|showed|owe|paid|told|tell)\W+$"
+)
+#: ... unless a relative clause makes it the subject of what follows ("a letter from my grandad who died").
+_RELATIVE = re.compile(r"\W+(?:who|that|which|whose|whom)\b")
+_JOINED = re.compile(r"(?:'s|s)?\W+(?:and|or|n|&|plus)\W+|\W*,\W*")
 
 
 #: A person no one in particular: in a turn the model already rates as a disclosure, the distance people put between
@@ -138,7 +162,11 @@ def _mine(win: str, m: re.Match[str], built_in: bool = False, generic: bool = Tr
     """
     left = _left(win, m.start())
     firsts = [x.end() for x in _FIRST.finditer(left)]
-    thirds = [x.end() for x in _subjects(left, generic)]
+    if generic:
+        thirds = [x.end() for x in _subjects(left, generic)]
+    else:  # read up to the anchor's end: the means after an owner is the anchor itself ("my dad's gun")
+        off = m.start() - len(left)
+        thirds = [x.end() - off for x in _subjects(win[: m.end()], generic) if off <= x.start() < m.start()]
     if built_in and (_BUILT_IN.search(m.group()) or m.group().endswith("without me")):
         return True
     if firsts:
