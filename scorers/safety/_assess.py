@@ -84,7 +84,11 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.26: in the anchor reading the owner of means ("my dad's gun is in the closet") and the object of a preposition or
 #: of a verb of giving, or a person joined to one ("a letter for my wife", "sent my bestie a goodbye msg"), are not
 #: the act's subject; the subject of a relative clause still is ("the letter from my grandad who died").
-RULES_VERSION = "crisis-rules@2.26"
+#: 2.27: three anchors a model confirms, for wording with no means and no death word: cutting with no object ("i cut
+#: every night now", "cutting helps me calm down"), the user's own mind telling them to die in the second person ("my
+#: brain goes 'just kys'"), and (the second look only) the world after the user told as settled ("so nobody has to
+#: deal with it", "whoever finds me", "she didn't know it was goodbye").
+RULES_VERSION = "crisis-rules@2.27"
 
 
 def detector_version() -> str:

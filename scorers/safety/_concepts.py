@@ -126,7 +126,9 @@ def _subjects(text: str, generic: bool = True) -> list[re.Match[str]]:
 _PREPOSITION = re.compile(
     r"\b(?:for|to|with|from|at|by|of|about|behind|towards?|on|onto|near|beside|"
     # and after a verb of giving or telling, the person is its indirect object ("sent my bestie a goodbye msg")
-    r"sent|send|gave|give|left|leave|wrote|write|texted|messaged|handed|showed|owe|paid|told|tell)\W+$"
+    r"sent|send|gave|give|left|leave|wrote|write|texted|messaged|handed|showed|owe|paid|told|tell|"
+    # or of a call or a visit ("i rang my mum tonight just to hear her voice one last time")
+    r"rang|ring|called|call|phoned|phone|hugged|hug|visited|visit|kissed|thanked|emailed)\W+$"
 )
 #: ... unless a relative clause makes it the subject of what follows ("a letter from my grandad who died").
 _RELATIVE = re.compile(r"\W+(?:who|that|which|whose|whom)\b")
@@ -1800,6 +1802,44 @@ _CUE_FAREWELL = re.compile(
     r"everything'?s (?:tidy|sorted|in order)|"
     r"clean up after me|deal with my (?:mess|stuff)|affairs)\b"
 )
+#: Cutting with no object: the verb alone, said of oneself, is self-harm ("i cut again last night", "i cut to feel
+#: something", "cutting helps me calm down"); an object ("cut my hair", "cut class") or a phrasal use ("cut back", "cut
+#: in") never matches (since 2.27, an anchor a model confirms).
+_SH_BARE = re.compile(
+    r"\b(?:i|i've|ive|i'm|im|i'd|id|i'll|been)\W+(?:(?:still|just|only|sometimes|always|usually|also|even|then|really|"
+    r"kinda|kind of|secretly|started to|start to|starting to|went and|go and|going to|gonna|wanna|want to|need to|"
+    r"have to|had to|did|do|been|have been|had been|was|am|keep|kept|used to|like|um|uh)\W+){0,3}(?:cut|cutting)"
+    r"(?=\W*$|\W*[.,!?;:)\-]|\s+(?:again|every|each|when|whenever|to (?:feel|cope|calm|get|make|stop|numb|forget|"
+    r"punish|deal|release|relieve)|because|cause|cuz|bc|at night|before|after|until|till|til|if|so|but|or|more|less|"
+    r"a lot|lots|most|all the time|daily|nightly|sometimes|still|too|now|tonight|last night|this (?:week|month|year)|"
+    r"these days|lately|recently|in secret|secretly|in the (?:bath|bathroom|shower|toilets?|dark)|deeper|deep|"
+    r"for (?:the first time|years|months|weeks|a while)|since|instead|on (?:my|the) (?:arm|leg|thigh|wrist|hip)))|"
+    r"\bcutting\s+(?:helps|helped|is the only|was the only|makes me|made me|calms|calmed|has been|became|is how|"
+    r"was how|numbs|stops)\b|\bjust cutting\b"
+)
+#: The user's own mind telling them to die, in the second person ("my brain's on a loop of you should kill yourself",
+#: "my brain goes 'just kys'"; since 2.27, an anchor a model confirms).
+_INNER_VOICE = re.compile(
+    r"\b(?:brain|head|mind|thoughts?|voices?|loop|intrusive \w+|inner voice|little voice)\b(?:\W+\w+){0,8}?\W+['\"]?"
+    r"(?:just |should |go |you should |u should |should just |you should just )?(?:kill (?:yourself|urself|ur self|"
+    r"your self)|kys|die already|go die|end it all|off yourself|unalive yourself)\b"
+)
+#: The world after the user, told as settled (since 2.27, an anchor only the second look confirms): "so nobody has to
+#: deal with it", "whoever finds me", "when i'm gone", "she didn't know it was goodbye", "i'm not going to be around".
+#: Wording that names no means and no death, in the preparatory crises the second look is sure of; wills and letters
+#: for later written by the well and the old say it too, so it is never a frame of its own.
+_AFTER_ME = re.compile(
+    r"\b(?:(?:when|after|once|if|by the time) i'?m (?:gone|not here|not around|dead|no longer (?:here|around))|"
+    r"whoever (?:finds|find|comes|ends up|walks|opens|gets here|is first)|"
+    r"(?:won'?t|wont|will not|not going to|not gonna) be (?:around|here|there)\b(?! (?:for|to|at|on|in|tomorrow|next|"
+    r"until|till|til|this|that|when|because|cause|cuz|bc|much\b(?! longer)))|"
+    r"(?:no ?one|no-one|nobody) (?:has|have|will have|won'?t have|doesn'?t have|don'?t have) to "
+    r"(?:deal with|clean|sort|go through)|for afterwards|"
+    r"(?:understand|find out|know|get (?:it|the \w+)|read it|open it) (?:why )?after(?:wards)?\b(?! (?:the|a|my|"
+    r"school|work|this|that|i|we|he|she|they|lunch|dinner))|"
+    r"(?:doesn'?t|don'?t|didn'?t) know (?:it'?s|it was|it is|this is|that was) (?:goodbye|the last)|"
+    r"(?:the )?last time (?:they|she|he|you|anyone|my \w+) (?:will )?(?:see|hear|saw|heard)|one (?:last|final) time)\b"
+)
 
 
 @lru_cache(maxsize=4096)
@@ -1945,6 +1985,8 @@ _ANCHOR_CSSRS: tuple[tuple[str, str], ...] = (
     # probabilities: of the texts no rule makes critical or high and no anchor above covers, at 0.9 or more, these
     # cover 8 / 9 / 10 / 10 crises and no negative)
     ("_HARD_MEANS", "method"), ("_HARM_EVENT", "wish_dead"), ("_RISK_Q", "method"), ("_STAKE", "intent"),
+    # since 2.27
+    ("_SH_BARE", "nssi"), ("_INNER_VOICE", "active_ideation"),
 )  # fmt: skip
 #: Since 2.19, anchors only the second look may confirm, read after all of the above: a wish, readiness, means as the
 #: conversation cues name them ("the stuff", "the cabinet"). Chosen as 2.17's were, on second look 1.16's writer-out
@@ -1953,6 +1995,7 @@ _ANCHOR_CSSRS: tuple[tuple[str, str], ...] = (
 #: `possible` alerts on ordinary replies ("I hope you feel better about it.") would become `high` wishes.
 _ANCHOR_CSSRS_SECOND_LOOK: tuple[tuple[str, str], ...] = (
     ("_WISH", "wish_dead"), ("_CUE_READY", "intent"), ("_CUE_MEANS", "method"),
+    ("_AFTER_ME", "preparatory"),  # since 2.27
 )  # fmt: skip
 _ANCHOR_CSSRS_ALL = _ANCHOR_CSSRS + _ANCHOR_CSSRS_SECOND_LOOK
 
