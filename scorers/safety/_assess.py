@@ -88,7 +88,12 @@ _FAREWELL_FRAMES = frozenset(
 #: every night now", "cutting helps me calm down"), the user's own mind telling them to die in the second person ("my
 #: brain goes 'just kys'"), and (the second look only) the world after the user told as settled ("so nobody has to
 #: deal with it", "whoever finds me", "she didn't know it was goodbye").
-RULES_VERSION = "crisis-rules@2.27"
+#: 2.28: false alarms on the development writers RA-RD: a line taken back by naming what it was about ("I'm ready to
+#: check out. Of this Airbnb, I mean."; "not that kind") carries no finding; someone else's overdose long past ("in
+#: 2011", "last month") is no third party at risk unless their own clause says it goes on; a screening question asked
+#: a few words further on ("asked three times this week whether") or the question "you asked earlier", answered "no to
+#: ..." or "i honestly don't".
+RULES_VERSION = "crisis-rules@2.28"
 
 
 def detector_version() -> str:

@@ -1340,7 +1340,8 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
 #: it: "my therapist asks whether i've had thoughts of harming myself, and the honest answer is no".
 _SCREENED = re.compile(
     r"(?:\b(?:questionnaire|survey|quiz|phq(?:-?9)?|assessment|screening|appointments?|check-?in)\b|"
-    r"\b(?:asked|asks|ask|asking)(?: [\w']+){0,3}? (?:if|whether|about)\b|"
+    r"\b(?:asked|asks|ask|asking)(?: [\w']+){0,5}? (?:if|whether|about)\b|"
+    r"\b(?:the|your|that|ur) question (?:you |u )?(?:asked|ask)\b|"
     r"\b(?:asked|asks|asking)(?: me)?(?: like)? (?:have|had|do|did|are|were|any) (?:you|u)\b|"
     r"\b(?:asked|asks|asking)(?: me)?(?: like)?\W+(?:any|(?:have|do) (?:you|u) (?:had|have) any) (?:thoughts?|plans?|"
     r"urges?|feelings?)\b|"
@@ -1364,7 +1365,8 @@ _ANSWER_NO = re.compile(
     r"way out|longer|more|matter|idea)\b)|"
     r"i (?:honestly|really|genuinely|truly) haven't\b(?! (?:stopped|told|been able|managed|said))|"
     r"scored (?:low|zero|0|nothing)|i'm not\.|i am not\.|not at all|never (?:crossed|felt like it)|no,? i'm|nope|"
-    r"i haven't(?:[,.;:!?-]|$)|"
+    r"i haven't(?:[,.;:!?-]|$)|i (?:honestly |really |genuinely |truly )?(?:don't|do not)(?=\W*(?:[,.!;]|$))|"
+    r"no to\b|"
     r"no,? (?:no,? )?never\b|(?:because|cause|cos|bc) no\b|i'?m not(?=\W*(?:[,.!]|$))|"
     r"i have not[,.]|i haven't ever|no need to worry|but i've been "
     r"(?:stable|fine|good|well)|(?<!i'm )doing (?:great|fine|well|ok)|not where my head is|"
@@ -1536,7 +1538,10 @@ def guarded_windows(text: str) -> tuple[str, ...]:
         return not (deny and _denied(part)) and not ((story or game) and _story(part))
 
     after_death = False  # the denial before was of suicide or death only
-    for off, win in windows(text):
+    wins = windows(text)
+    if "_CLARIFIER" in on:  # since 2.28: what a clarifier takes back carries no finding (see _clarified)
+        wins = _clarified(wins)
+    for off, win in wins:
         if screened is not None and off < screened[0]:
             # the screening report up to its answer (or the phrase taken back) carries no finding; a contrast right
             # after the answer in the same window is read on its own
@@ -1565,6 +1570,40 @@ def guarded_windows(text: str) -> tuple[str, ...]:
         after_denial = denied
         after_death = denial is not None and denied and _of_death(denial[0])
     return tuple(out)
+
+
+#: The bait and switch (since 2.28): a crisis-sounding line taken back by naming what it was about, in the next
+#: sentence ("I'm ready to check out. Of this Airbnb, I mean."; "I've written my goodbye letter. To my job, that is.")
+#: or later in its own ("I'm writing letters to everyone I love, and no, not that kind"; "getting my affairs in order um
+#: not like that i mean i'm doing my tax return"). What the line is about must be named and not a person, life or the
+#: world ("I'm saying goodbye. To everyone, I mean." is no clarifier).
+_CLARIFIER = re.compile(
+    r"(?:^|(?<=[,;:\-] )|(?<= and )|(?<= um )|(?<= uh ))\W*(?:"
+    r"(?:of|to|with|from|for|on|about|as in) (?!(?:everyone|everybody|every one|all of (?:you|them|it)|you|u|ya|y'all|"
+    r"the world|this world|life|this life|my life|it all|everything|myself|me|my family|my kids|my \w+ and|them|"
+    r"him|her)\b)(?:the |my |this |that |these |those |a |an |our |his |her |their )?[\w'&-]+(?: [\w'&-]+){0,5},? "
+    r"(?:i mean|that is|obviously|lol|haha|jk|just kidding)\b|"
+    r"(?:and )?(?:no,? )?not (?:like )?(?:that|the) (?:kind|sort|type)(?: of \w+)?\b|(?:um |uh )?not like that\b)"
+)
+
+
+def _clarified(wins: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``wins`` without what a clarifier takes back: a window the next one opens by clarifying, and the part of a
+    window before a clarifier inside it (the clarifier and what follows are read on their own)."""
+    out: list[tuple[int, str]] = []
+    for i, (off, win) in enumerate(wins):
+        nxt = wins[i + 1][1] if i + 1 < len(wins) else ""
+        if (c := _CLARIFIER.match(nxt)) is not None and _names_mundane(c.group()):
+            continue
+        m = next((c for c in _CLARIFIER.finditer(win) if c.start() > 0 and _names_mundane(c.group())), None)
+        out.append((off + m.start(), win[m.start() :]) if m is not None else (off, win))
+    return out
+
+
+def _names_mundane(clarifier: str) -> bool:
+    """A clarifier that names means, a method or a death takes nothing back ("I'm going to end it. With the rope in
+    the garage, I mean.")."""
+    return not any(rx.search(clarifier) for rx in (_MEANS, _HARD_MEANS, _CUE_MEANS, _METHOD_ACT, _DRUG_QTY, _DEATH))
 
 
 #: A sentence that opens by contrasting itself with the denial before it is the user's own again.

@@ -101,7 +101,20 @@ _OVER_FOR_THEM = re.compile(
     r"(?:well|better|great|brilliantly|fine|okay|ok|safe|stable|recovering|out of hospital)(?: now)?"
     r"|(?:he|she|they|who) (?:died|passed)|passed away|funeral|memorial|inquest|coroner|anniversary|"
     r"would have (?:been|turned)|rest in peace|since (?:he|she|they|my (?:\w+ ){1,2}?)(?:died|passed|overdosed|od'?d)\b"
-    r"|lost (?:him|her|them) to)"
+    r"|lost (?:him|her|them) to"
+    r")"
+)
+#: Since 2.28, a time long past: "my older sister overdosed in 2011", "my cousin overdosed last month", "two months
+#: since my brother overdosed" (not "last night" or "this morning": that may still be going on).
+_LONG_PAST = re.compile(
+    r"\b(?:in (?:19|20)\d\d|back in|years ago|(?:\d+|a|one|two|three|four|five|six|seven|eight|nine|ten|several|a few|"
+    r"a couple of|couple of|few) (?:weeks?|months?|years?) (?:ago|since|back)|last (?:month|year|summer|winter|spring|"
+    r"autumn|fall|christmas|easter)|when (?:i|we) (?:was|were))\b"
+)
+#: ... unless the third party's own clause says it goes on ("he's doing it again"; not "i still have her voicemail").
+_STILL_THEM = re.compile(
+    r"\b(?:he|she|they|he's|she's|they're|who|who's)\W+(?:\w+\W+){0,3}?(?:again|still|right now|tonight|keeps|lately|"
+    r"these days|currently|in hospital|icu|unconscious)\b"
 )
 _STILL_AT_RISK = re.compile(
     r"\b(?:again|still|right now|tonight|keeps|lately|these days|currently|unconscious|not (?:waking|breathing|"
@@ -112,7 +125,9 @@ _STILL_AT_RISK = re.compile(
 def over_for_them(text: str, start: int, end: int) -> bool:
     """Someone else's crisis the user says is over: they recovered ("she's doing brilliantly now") or died (grief,
     not a risk to act on). Anything saying it goes on ("again", "still", "in hospital") keeps the alert."""
-    return _OVER_FOR_THEM.search(text) is not None and _STILL_AT_RISK.search(text) is None
+    if _OVER_FOR_THEM.search(text) is not None and _STILL_AT_RISK.search(text) is None:
+        return True
+    return _LONG_PAST.search(text) is not None and _STILL_THEM.search(text) is None
 
 
 # -- third parties and media ------------------------------------------------------------------------
