@@ -852,6 +852,11 @@ def test_rules_2_27_anchors_keep_their_guards(text: str) -> None:
         ("I'm ready to check out for good. Of this hostel, I mean.", False),
         ("I'm saying goodbye. To everyone, I mean. I have the pills ready.", True),
         ("I'm going to end it tonight. With the rope in the shed, I mean.", True),
+        # 2.29: no infinitive, no "lol" connector, "not like that" / "not that kind" only where the clause ends
+        ("i want to kill myself. to be honest, lol", True),
+        ("i'm going to kill myself. to be fair, i mean, nobody would miss me", True),
+        ("i'm going to end it all tonight, not like that matters to anyone", True),
+        ("i want to die, not the kind of thing i say lightly", True),
     ],
 )
 def test_rules_2_28_a_line_the_user_takes_back_by_naming_what_it_was_about(text: str, finding: bool) -> None:

@@ -93,7 +93,10 @@ _FAREWELL_FRAMES = frozenset(
 #: 2011", "last month") is no third party at risk unless their own clause says it goes on; a screening question asked
 #: a few words further on ("asked three times this week whether") or the question "you asked earlier", answered "no to
 #: ..." or "i honestly don't".
-RULES_VERSION = "crisis-rules@2.28"
+#: 2.29: 2.28's clarifier narrowed after review: it took back real disclosures ("i want to kill myself. to be honest,
+#: lol"; "..., not like that matters to anyone"). No infinitive after the preposition, "i mean" or "that is" as the
+#: connector, and "not that kind" / "not like that" only where the clause ends with them.
+RULES_VERSION = "crisis-rules@2.29"
 
 
 def detector_version() -> str:

@@ -1581,9 +1581,14 @@ _CLARIFIER = re.compile(
     r"(?:^|(?<=[,;:\-] )|(?<= and )|(?<= um )|(?<= uh ))\W*(?:"
     r"(?:of|to|with|from|for|on|about|as in) (?!(?:everyone|everybody|every one|all of (?:you|them|it)|you|u|ya|y'all|"
     r"the world|this world|life|this life|my life|it all|everything|myself|me|my family|my kids|my \w+ and|them|"
-    r"him|her)\b)(?:the |my |this |that |these |those |a |an |our |his |her |their )?[\w'&-]+(?: [\w'&-]+){0,5},? "
-    r"(?:i mean|that is|obviously|lol|haha|jk|just kidding)\b|"
-    r"(?:and )?(?:no,? )?not (?:like )?(?:that|the) (?:kind|sort|type)(?: of \w+)?\b|(?:um |uh )?not like that\b)"
+    r"him|her)\b)"
+    # what it was about: a determiner and up to five words, or one word that is no verb ("to be honest, i mean")
+    r"(?:(?:the|my|this|that|these|those|a|an|our|his|her|their|your) [\w'&-]+(?: [\w'&-]+){0,4}|"
+    r"(?!(?:be|do|say|tell|put|make|get|go|keep|speak|sum|clarify|explain|answer|repeat|honest|fair|me)\b)[\w'&-]+)"
+    r",? (?:i mean|that is)\b|"
+    # "not that kind" / "not like that" only where the clause ends with it ("not like that matters" is no clarifier)
+    r"(?:and )?(?:no,? )?not (?:like )?that (?:kind|sort|type)(?: of \w+)?(?=\W*(?:$|[.,!?;]|i mean\b))|"
+    r"(?:um |uh )?not like that(?=\W*(?:$|[.!?;]|i mean\b)))"
 )
 
 
