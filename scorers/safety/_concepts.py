@@ -97,9 +97,9 @@ _USED_MEANS = re.compile(
 )
 
 
-def _subjects(text: str, generic: bool = True) -> list[re.Match[str]]:
+def _subjects(text: str, anchor: bool = False) -> list[re.Match[str]]:
     """Third-person words of ``text`` that may be a subject: not the owner of means the user took or holds
-    ("took all my pills plus my boyfriend's anxiety meds"). ``generic=False``, the anchor reading (a model already
+    ("took all my pills plus my boyfriend's anxiety meds"). ``anchor``, the anchor reading (a model already
     rates the turn a disclosure): nor a generic person ("if someone took all their pills", "can a person die
     from"), nor any owner of means ("my dad's gun is in the closet"), nor the object of a preposition or a verb of
     giving, or a person joined to one ("wrote a letter for my wife", "letters to my nan and my cousins", "sent my
@@ -107,9 +107,9 @@ def _subjects(text: str, generic: bool = True) -> list[re.Match[str]]:
     out: list[re.Match[str]] = []
     obj_end = -1  # where the last object of a preposition ended: a person joined to it is an object too
     for x in _THIRD.finditer(text):
-        if _OWNER_OF_MEANS.match(text, x.end()) and (not generic or _USED_MEANS.search(text, 0, x.start())):
+        if _OWNER_OF_MEANS.match(text, x.end()) and (anchor or _USED_MEANS.search(text, 0, x.start())):
             continue
-        if generic:
+        if not anchor:
             out.append(x)
             continue
         if x.group() in _GENERIC_PERSON:
@@ -154,21 +154,22 @@ def _left(win: str, pos: int, span: int = 90) -> str:
 _BUILT_IN = re.compile(r"\b(?:myself|my|i|i'm|i'd|i've|i'll|im|ive)\b")
 
 
-def _mine(win: str, m: re.Match[str], built_in: bool = False, generic: bool = True) -> bool:
+def _mine(win: str, m: re.Match[str], built_in: bool = False, anchor: bool = False) -> bool:
     """The clause holding ``m`` is about the user.
 
     A first-person word must come after any third-person subject in the clause-left ("my plan just
     died" and "my friend wants to die" are not the user's). With no subject at all (voice transcripts
     drop it: "thinking about ending it tonight"), the window must have a first-person word and no
-    third-person one. ``built_in``: the match itself names the user ("kill myself").
+    third-person one. ``built_in``: the match itself names the user ("kill myself"). ``anchor``: the anchor reading
+    of :func:`_subjects` (generic persons, owners and objects are no subjects).
     """
     left = _left(win, m.start())
     firsts = [x.end() for x in _FIRST.finditer(left)]
-    if generic:
-        thirds = [x.end() for x in _subjects(left, generic)]
+    if not anchor:
+        thirds = [x.end() for x in _subjects(left)]
     else:  # read up to the anchor's end: the means after an owner is the anchor itself ("my dad's gun")
         off = m.start() - len(left)
-        thirds = [x.end() - off for x in _subjects(win[: m.end()], generic) if off <= x.start() < m.start()]
+        thirds = [x.end() - off for x in _subjects(win[: m.end()], anchor) if off <= x.start() < m.start()]
     if built_in and (_BUILT_IN.search(m.group()) or m.group().endswith("without me")):
         return True
     if firsts:
@@ -180,7 +181,7 @@ def _mine(win: str, m: re.Match[str], built_in: bool = False, generic: bool = Tr
     # "wait till mum's at work, take all my pills")
     return not any(
         (x.start() < m.start() or x.group() not in _OBJECT_PRONOUNS) and not _TIMING.search(win, 0, x.start())
-        for x in _subjects(win, generic)
+        for x in _subjects(win, anchor)
     )
 
 
@@ -1598,7 +1599,7 @@ def _clarified(wins: list[tuple[int, str]]) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     for i, (off, win) in enumerate(wins):
         nxt = wins[i + 1][1] if i + 1 < len(wins) else ""
-        if (c := _CLARIFIER.match(nxt)) is not None and _names_mundane(c.group()):
+        if (head := _CLARIFIER.match(nxt)) is not None and _names_mundane(head.group()):
             continue
         m = next((c for c in _CLARIFIER.finditer(win) if c.start() > 0 and _names_mundane(c.group())), None)
         out.append((off + m.start(), win[m.start() :]) if m is not None else (off, win))
@@ -2098,7 +2099,7 @@ def anchor_finding(text: str, second_look: bool = False) -> Finding | None:
         rx = _CLASSES[name]
         for win in wins:
             for m in rx.finditer(win):
-                if _negated(win, m) or not _not_hyperbole(win, m) or not _mine(win, m, True, generic=False):
+                if _negated(win, m) or not _not_hyperbole(win, m) or not _mine(win, m, True, anchor=True):
                     continue
                 if name == "_WISH" and _wish_elsewhere(text, win, m):
                     continue

@@ -101,8 +101,7 @@ _OVER_FOR_THEM = re.compile(
     r"(?:well|better|great|brilliantly|fine|okay|ok|safe|stable|recovering|out of hospital)(?: now)?"
     r"|(?:he|she|they|who) (?:died|passed)|passed away|funeral|memorial|inquest|coroner|anniversary|"
     r"would have (?:been|turned)|rest in peace|since (?:he|she|they|my (?:\w+ ){1,2}?)(?:died|passed|overdosed|od'?d)\b"
-    r"|lost (?:him|her|them) to"
-    r")"
+    r"|lost (?:him|her|them) to)"
 )
 #: Since 2.28, a time long past: "my older sister overdosed in 2011", "my cousin overdosed last month", "two months
 #: since my brother overdosed" (not "last night" or "this morning": that may still be going on).
