@@ -890,6 +890,92 @@ def test_rules_2_28_past_third_party_overdoses_and_screening_answers(text: str, 
     assert bool(rule_findings(normalise(text))) is finding, rule_findings(normalise(text))
 
 
+@pytest.mark.parametrize(
+    ("text", "cssrs"),
+    [
+        ("my thighs are covered again and nobody knows", "nssi"),
+        ("ok it's done, i necked the whole strip an hour ago", "attempt"),
+        ("the date's set, the 3rd, and nobody will be home", "plan"),
+        ("heaven can take me whenever it likes", "wish_dead"),
+        ("handed my guitar to my cousin and my games to my brother today", "preparatory"),
+        ("the urges about doing it are so loud tonight", "active_ideation"),
+        ("every morning i'm gutted that i woke up", "wish_dead"),
+    ],
+)
+def test_rules_2_30_anchors_only_the_second_look_confirms(text: str, cssrs: str) -> None:
+    """Rules 2.30: harm to one's own body told by what it left, an overdose or act told without a quantity, a plan
+    told by its settled parts, a wish told as a call home, a wake or a letting-come, preparation told as putting
+    things in order, and an end told as an act on oneself are anchors the second look (never the inline model alone)
+    may confirm. Wording of our own, in no data set."""
+    from scorers.safety._concepts import anchor_finding
+
+    found = anchor_finding(normalise(text), True)
+    assert found is not None and found.cssrs == cssrs, found
+    assert anchor_finding(normalise(text)) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my son gave away all his old toys to the charity shop",
+        "i'll let it go this time, it's not worth the argument",
+        "i'll do it myself if the plumber doesn't turn up",
+        "my mum keeps asking the lord to take her, she's 94 and tired",
+        "i haven't taken them all, just the two the label says",
+        "my brother's been biting his nails till they bleed again",
+    ],
+)
+def test_rules_2_30_anchors_keep_their_guards(text: str) -> None:
+    """Someone else's act or wish, a denial, and the everyday "let it go" / "do it myself" are no 2.30 anchor."""
+    from scorers.safety._concepts import anchor_finding
+
+    found = anchor_finding(normalise(text), True)
+    new = ("_BODY_HARM", "_ACT_DONE", "_PLAN_SET", "_GO_HOME", "_PREP_SOFT", "_SELF_END", "_LET_IT")
+    assert found is None or not found.frame.endswith(new), found
+
+
+def test_rules_2_30_an_everyday_injury_is_an_anchor_but_no_alert() -> None:
+    """A knock on a cupboard door matches the body-harm anchor; the inline model does not rate it a disclosure, so
+    nothing alerts and the second look confirms nothing: the anchor turns a model's alert into a finding, never a
+    turn into an alert."""
+    from scorers.safety import SecondLook
+    from scorers.safety._concepts import anchor_finding
+
+    text = "banged my forehead on the cupboard door again lol, any tips for the bump"
+    found = anchor_finding(normalise(text), True)
+    assert found is not None and found.frame.endswith("_BODY_HARM")
+    look = SecondLook.load()
+    (p,) = look.probabilities([text])
+    assert not assess_crisis(text).alert
+    assert p is None or (p < look.threshold and look.confirmed(text, p) is None)
+
+
+@pytest.mark.parametrize(
+    ("text", "finding"),
+    [
+        ("During exam season I've been cutting my arms again.", True),
+        ("tax season is killing me but i'll survive", False),
+        ("In season two the lead character kills himself and I cried for an hour.", False),
+        ("the new season of that show has a character who self-harms, is it ok for my 13 year old", False),
+    ],
+)
+def test_rules_2_30_a_season_is_media_only_when_it_is_a_series(text: str, finding: bool) -> None:
+    """Rules 2.30: "season" alone no longer guards a window as media: exams, sport and hunting have seasons too; a
+    numbered, new or final season of a series still does."""
+    from scorers.safety._crisis import rule_findings
+
+    assert bool(rule_findings(normalise(text))) is finding, rule_findings(normalise(text))
+
+
+def test_rules_2_30_a_thing_is_no_subject_in_the_anchor_reading() -> None:
+    """ "my phone" can die in everyday talk (a subject for a death word), but it takes no pills: in the anchor reading
+    a thing is no subject, so the means belongs to the user's own sentence."""
+    from scorers.safety._concepts import anchor_finding
+
+    found = anchor_finding(normalise("the pills are counted, the door will be locked and my phone off"), True)
+    assert found is not None and found.cssrs == "method", found
+
+
 def test_an_anchor_the_model_confirms_is_high_and_obliges_resources() -> None:
     """The frames drop this real seeker post (MIT empathy-ratings) for its hedged reassurance; the anchor
     about the user plus a model probability at or above ``confirm`` is a finding: high (never critical),

@@ -96,7 +96,13 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.29: 2.28's clarifier narrowed after review: it took back real disclosures ("i want to kill myself. to be honest,
 #: lol"; "..., not like that matters to anyone"). No infinitive after the preposition, "i mean" or "that is" as the
 #: connector, and "not that kind" / "not like that" only where the clause ends with them.
-RULES_VERSION = "crisis-rules@2.29"
+#: 2.30: seven anchors only the second look confirms, for crises the models are sure of and no anchor named: harm to
+#: one's own body told by what it left ("new red lines on my forearm"), an overdose or act told without a quantity
+#: ("took them all", "went through with it"), a plan told by its settled parts ("i've set a new date"), a call home
+#: ("go home to god"), putting things in order ("gave my gaming pc to my little brother"), an end as an act on oneself
+#: ("finish myself"), a wake or a letting-come ("damn, woke up again"). In the anchor reading a thing ("my phone") is no
+#: subject; "season" guards as media only where it is a series' ("exam season" is not).
+RULES_VERSION = "crisis-rules@2.30"
 
 
 def detector_version() -> str:

@@ -112,7 +112,7 @@ def _subjects(text: str, anchor: bool = False) -> list[re.Match[str]]:
         if not anchor:
             out.append(x)
             continue
-        if x.group() in _GENERIC_PERSON:
+        if x.group() in _GENERIC_PERSON or _THING.fullmatch(x.group()):
             continue
         joined = obj_end >= 0 and _JOINED.fullmatch(text, obj_end, x.start()) is not None
         if (joined or _PREPOSITION.search(text, 0, x.start())) and not _RELATIVE.match(text, x.end()):
@@ -135,6 +135,12 @@ _RELATIVE = re.compile(r"\W+(?:who|that|which|whose|whom)\b")
 _JOINED = re.compile(r"(?:'s|s)?\W+(?:and|or|n|&|plus)\W+|\W*,\W*")
 
 
+#: Things that "die" in everyday talk (see :data:`_THIRD`): in the anchor reading no subject of an act ("the pills are
+#: counted, the door will be locked, my phone will be off"; since 2.30).
+_THING = re.compile(
+    r"my (?:plants?|garden|flowers|phone|battery|laptop|computer|pc|car|bike|van|campervan|social life|leaflet|career|"
+    r"business|marriage|relationship|hopes|dreams|account|bank account|social battery|vibe|streak)"
+)
 #: A person no one in particular: in a turn the model already rates as a disclosure, the distance people put between
 #: themselves and a question about dying ("if someone took all their lithium, would it be quick").
 _GENERIC_PERSON = frozenset({"someone", "somebody", "people", "a person", "a guy"})
@@ -795,8 +801,8 @@ _DIED_BY = re.compile(
 )
 
 # -- guards ---------------------------------------------------------------------------------------------
-_MEDIA = _rx(
-    r"movie|film|show|series|season|episode|book|novel|(?<!my )(?<!my life )story|stories|song|lyrics|album|"
+_MEDIA_WORDS = (
+    r"movie|film|show|series|episode|book|novel|(?<!my )(?<!my life )story|stories|song|lyrics|album|"
     r"character|protagonist|"
     r"narrator|villain|hero|plot|scene|game|gaming|anime|manga|documentary|article|news|podcast|musical|"
     r"actor|actress|author|celebrity|essay|paper|assignment|coursework|thesis|homework|lecture|research "
@@ -814,6 +820,14 @@ _MEDIA = _rx(
     r"(?:overdose|od|self[- ]?harm|suicide|suicidal) (?:calls?|presentations?|assessments?|patients|cases|"
     r"admissions|risk assessments?|awareness|statistics|training)"
 )
+#: A season of a series, not of exams, sport or hunting ("during exam season i've been biting my forearm"; since 2.30).
+#: The model features keep the bare word (see :data:`CONCEPTS`): the shipped models were trained on it.
+_MEDIA = _rx(
+    r"seasons? (?:\d+|one|two|three|four|five|six|finale|premiere)|(?:new|final|last|latest|first|next|whole) "
+    r"seasons? of|(?:new|final|latest) season|" + _MEDIA_WORDS
+)
+#: The class before 2.30, as inline 1.16 and second look 1.19 learned it: a model feature only.
+_MEDIA_FEATURE = _rx("season|" + _MEDIA_WORDS)
 _GRIEF = _rx(
     r"(?<!my )(?<!own )funeral|passed away|passed on|rip|memorial|(?<!my )grave|cemetery|anniversary of (?:his|her|"
     r"their|my \w+'s)|"
@@ -1886,6 +1900,131 @@ _AFTER_ME = re.compile(
     r"(?:the )?last time (?:they|she|he|you|anyone|my \w+) (?:will )?(?:see|hear|saw|heard)|one (?:last|final) time)\b"
 )
 
+# -- since 2.30: anchors only the second look confirms, for concepts told without a means or death word ----------
+_BODY_PART = (
+    r"(?:own )?(?:arms?|upper arms?|forearms?|wrists?|hands?|palms?|fingers?|knuckles|thighs?|legs?|shins?|hips?|"
+    r"stomach|tummy|belly|ribs|chest|skin|body|head|forehead|face|neck|ankles?|shoulders?)"
+)
+#: Harm done to the user's own body told by what it did or left, with no self-harm word ("biting my forearm hard
+#: enough to leave marks", "new red lines on my forearm", "snap it till the skin splits", "opening old wounds again").
+_BODY_HARM = re.compile(
+    r"\b(?:(?:bit|bite|biting|bites|punch\w*|hit|hitting|bang\w*|headbang\w*|slam\w*|scratch\w*|pour\w*|press\w*|"
+    r"dug|dig\w*|snap\w*|ran|run|drag\w*|held|hold\w*|stub\w*|carv\w*|scrap\w*|pick\w*|gave|giving|give|"
+    r"hurt\w*|burn\w*|pinch\w*|stab\w*|poke\w*|jab\w*|take it out|took it out|taking it out)"
+    r"(?: \w+){0,6}? (?:on|onto|into|over|across|along|up|down|in|at)? ?my " + _BODY_PART + r"|"
+    r"(?:marks?|lines|stripes|reminders?|scratches|cuts|burns|bruises|wounds|blisters?|entries|scars) "
+    r"(?:\w+ ){0,3}?(?:on|up|across|along|into|down|all over|under) my " + _BODY_PART + r"|"
+    r"my " + _BODY_PART + r" (?:\w+ ){0,3}?(?:new (?:stripes|lines|marks|entries|cuts|ones)|(?:are |is )?covered|"
+    r"(?:all )?cut up|(?:are |is )?(?:all )?split (?:open)?|diary|pays|paid|paying)|"
+    r"(?:split|splits|break|broke|breaks|breaking|opened|opens|opening) (?:\w+ ){0,2}?(?:the|my) skin|"
+    r"(?:skin|knuckles) (?:\w+ )?(?:splits?|split open|opens? up|breaks? open)|"
+    r"(?:till|until|til) (?:it|i|they|my \w+|the skin) (?:bleeds?|bled|splits?|opens?|rings?|blisters?|bruises?|"
+    r"saw stars)|"
+    r"(?:opening|reopen\w*|open(?:ing)? up|opened up|picking at|pick at) (?:\w+ ){0,2}?(?:old )?(?:wounds|scars|cuts|"
+    r"lines)|"
+    r"(?:on|to|into) myself again|(?:the )?(?:bruises|marks|cuts|burns|scratches) i (?:give|gave|make|made|do|did) "
+    r"(?:to )?myself|(?:marking|mark|marked) myself|(?:drawing|draw|drew) on my (?:skin|arms?|legs?|thighs?)"
+    r"(?! with)|the (?:sharp|lighter|blade|compass|razor|pin|scissors) (?:one|thing|stuff)|"
+    r"(?:coping|old) (?:habit|method|ways?)(?: \w+){0,3}? (?:the sharp|with the (?:lighter|blade|razor|compass|"
+    r"sharp))"
+    r")\b"
+)
+#: An overdose or poisoning taken, or an act under way, told without a quantity or a death word ("took them all",
+#: "already taken them", "went through with it", "drank the floor cleaner", "both my wrists are open", "turned the
+#: gas on and sealed the door").
+_ACT_DONE = re.compile(
+    r"\b(?:(?:took|taken|swallowed|downed|necked|had) (?:them all|it all|the lot|everything|all of (?:them|it|my|the)|"
+    r"all (?:my|the|mine|his|her|of my|my \w+'s|\w+'s)|(?:the|my) (?:whole|entire) (?:\w+ ){0,2}?(?:bottle|packet|"
+    r"pack|box|strip|jar|tub|lot|supply|stash|prescription|month'?s?))|"
+    r"(?:already|just) (?:took|taken|swallowed|downed|had) (?:them|it|the lot|all)|"
+    r"(?:drank|drunk|drink|drinking|swallowed|downed|necked) (?:\w+ ){0,6}?(?:cleaner|bleach|dip|pesticide|"
+    r"herbicide|weedkiller|weed killer|weed spray|spray|chemicals?|antifreeze|poison|essence|acid|detergent|paraquat|"
+    r"fertili[sz]er|disinfectant|lye|drain \w+)|"
+    r"(?:it'?s|they'?re|its|theyre|they are|it is) (?:all )?(?:in my system|kicking in|starting to (?:work|kick in))|"
+    r"(?:went|gone|go|going) (?:ahead|through) with it|went ahead and|"
+    r"(?:opened|open|slit|slashed|sliced|cut open) (?:up )?(?:both )?my wrists?|"
+    r"(?:both )?my wrists (?:are|r) (?:open|cut|slit|bleeding)|"
+    r"turned (?:on )?the gas(?: on)?|(?:sealed|taped|blocked) (?:up )?(?:the )?(?:\w+ )?(?:door|room|windows?|vents?|"
+    r"gaps?)|"
+    r"tied (?:it|the \w+|my \w+(?: \w+)?) (?:to|round|around|onto|on) (?:the|my)"
+    r")\b"
+)
+#: A plan told by its settled parts rather than by a death word ("i've set a new date", "i know where, when and
+#: how", "it's set for the weekend my wife visits her sister", "nye is the date").
+_PLAN_SET = re.compile(
+    r"\b(?:(?:set|picked|chosen|chose|fixed|got|have|booked|planned|scheduled|circled|worked out|decided on) "
+    r"(?:a |the |my |another |a new |\w+ )?(?:date|day|night|time|place|spot|location)s?|"
+    r"(?:date|day|night)(?: is|'s| has been| was) (?:set|fixed|picked|chosen|booked|decided)|"
+    r"(?:the )?date(?:,| and) (?:the |a )?(?:place|time|spot|method|way|how)|"
+    r"(?:when|where),? (?:when|where)?,? ?and how|know (?:where|when|how), (?:where|when|how)|"
+    r"(?:it'?s|its|it is|everything'?s|everything is|all|it'?s all) (?:set|planned|booked|arranged|sorted|in place|"
+    r"lined up) for|planned it for|(?:is|'s) the date|that'?s (?:when|the (?:day|night|date))\b(?! (?:i|we) (?:met|got "
+    r"married|moved))"
+    r")\b"
+)
+#: Preparation told as putting things in order, with no note and no means: possessions given away, methods
+#: researched, a policy's suicide clause checked, things made for later, traces cleared ("gave my gaming pc to my
+#: little brother", "been googling how long it takes", "a usb stick labelled 'for later'").
+_PREP_SOFT = re.compile(
+    r"\b(?:(?:gave|giving|given|give|gives|handed|handing|rehom\w*) away|(?:gave|given|handed|left) (?:all )?(?:my|his|"
+    r"her) (?:\w+ ){0,4}?to (?:my|his|her|the|a)|who gets what|last of my (?:things|stuff)|"
+    r"(?:sorting|sorted|putting|put|getting|got) (?:my )?(?:things|affairs|life|stuff|everything) (?:in order|sorted)|"
+    r"(?:googl\w*|looking up|looked up|look up|lookin up|lookin|reading (?:about|up on)|read about|researching|"
+    r"research\w*|searched|searching) (?:\w+ ){0,4}?(?:how (?:long|much|many|to)|which (?:\w+ )?(?:ones?|are|is|"
+    r"medications?|pills|painkillers|hotels|bridges|buildings)|what (?:hurts|dose|amount)|ways to|methods?|the "
+    r"quickest|painless|lethal|overdose|timetable|most likely)|"
+    r"(?:insurance|policy|polic(?:y|ies)) (?:\w+ ){0,6}?(?:pays? out|paid out|covers?|cover) (?:\w+ ){0,3}?"
+    r"(?:suicide|if it'?s)|waiting period|suicide clause|"
+    r"for later|(?:listen to|watch|open|read|have) (?:it |them )?(?:when (?:he'?s|she'?s|they'?re) older|on (?:his|"
+    r"her|their) \w+ birthday)|(?:won'?t|wont|will not|not gonna|not going to) need (?:\w+ ){0,3}?(?:anymore|any "
+    r"more|after)|"
+    r"(?:cleared|cleaned|emptied) out my (?:desk|locker|room|flat|office)|deleted (?:all )?my (?:socials|insta|"
+    r"instagram|tiktok|snap|photos|accounts|search history)|wiped my (?:search history|browser|phone|laptop)|"
+    r"(?:saving|hiding|hide|hid|stashing|hoarding|collecting|keeping) (?:them|my (?:tablets|pills|meds|"
+    r"antidepressants)) (?:instead|in|under|up)"
+    r")\b"
+)
+#: Active thoughts of ending one's life told with no death word: an act on oneself that is final, a life told as a
+#: story the user would end ("do something permanent to myself", "finish myself", "the thoughts about doing it are
+#: back", "log off permanently", "the last page of my own story").
+_SELF_END = re.compile(
+    r"\b(?:(?:do|doing|did) (?:something|anything|it) (?:\w+ ){0,2}?(?:to|on) myself|"
+    r"(?:make|made|making) myself (?:disappear|go away|vanish|not exist)|"
+    r"(?:finish|finishing|erase|erasing|delete|deleting|unplug\w*|switch\w* off|turn\w* off|off switch on|"
+    r"(?:pull|pulling) the plug on) myself|"
+    r"(?:thoughts?|ideas?|urges?) (?:\w+ ){0,3}?(?:about|of) (?:doing it|ending it|ending things|going through with it|"
+    r"ending my (?:life|story))|"
+    r"(?:last|final) (?:page|chapter) of my (?:own )?(?:story|life|book)|"
+    r"(?:end|ending|close|closing) (?:my|the) (?:own )?(?:story|book) (?:\w+ )?(?:myself|early)|"
+    r"(?:log|logging|check|checking|sign|signing|clock|clocking|tap|tapping|bow|bowing|blink|blinking|leave|leaving|"
+    r"disappear\w*|unsubscrib\w*|switch\w* off|turn\w* off|unplug\w*)(?: \w+){0,3}?,? (?:permanently|for good)|"
+    r"leave-leave"
+    r")\b"
+)
+#: A passive wish told by waking, by letting what comes take the user, or by not having existed ("damn, woke up
+#: again", "whatever the clot does, i'll let it", "if a car comes, it comes", "i want to be erased").
+_LET_IT = re.compile(
+    r"\b(?:(?:woke|wake|waking|woken) up again|(?:tired|sick) of waking up|another day i (?:didn'?t|did not) want|"
+    r"(?:disappointed|angry|annoyed|gutted|mad) (?:\w+ ){0,3}?(?:i|that i|my eyes) (?:woke|wake|did|opened|am still|"
+    r"'m still|survived)|"
+    r"(?:pray|hope|wish)\w* (?:\w+ ){0,3}?(?:don'?t|dont|won'?t|wont|not|never) (?:wake|waking)|"
+    r"let it (?:take me|run its course|be my|come)|i'?ll let it(?= happen|\W*$|\W*[.,;!])|"
+    r"(?:it|they|a car|something|a truck) (?:comes?|happens?),? it (?:comes|happens)|so be it|"
+    r"never (?:existed|been born)|un-?born|(?:erased|deleted|wiped) from existence|(?:be|being|get) erased|"
+    r"(?:stop|stopped|quit) (?:being|existing)|blink out|fade to black|"
+    r"(?:jealous|envious|envy) (?:of )?(?:\w+ ){0,4}?(?:dead|dying|obituar\w*|in them|who (?:died|didn'?t come home))|"
+    r"(?:joining|join|be with) (?:her|him|them) (?:already|now|soon|again|up there)|about joining (?:her|him|them)"
+    r")\b"
+)
+#: A passive wish told as a call home or a reunion with the dead ("i just ask every night to be called home early",
+#: "i just want to go home to god now").
+_GO_HOME = re.compile(
+    r"\b(?:(?:called|call me|take me|go|going|went) home (?:to (?:god|jesus|the lord|heaven|allah)|early|now|"
+    r"already)|(?:god|jesus|the lord|allah|heaven) (?:to |can |could |would |will |should |)(?:take|takes|call|"
+    r"calls|get|gets|bring|brings) me|"
+    r"(?:be|join|joining|see) (?:him|her|them|my \w+) (?:again )?(?:in heaven|on the other side|up there))\b"
+)
+
 
 @lru_cache(maxsize=4096)
 def turn_cues(text: str) -> frozenset[str]:
@@ -1966,7 +2105,7 @@ CONCEPTS: dict[str, re.Pattern[str]] = {
     "self_harm": _SH_ACT,
     "history": _HISTORY,
     "again": _AGAIN,
-    "media": _MEDIA,
+    "media": _MEDIA_FEATURE,
     "grief": _GRIEF,
     "idiom": _IDIOM,
     "deny": _DENY,
@@ -2038,9 +2177,14 @@ _ANCHOR_CSSRS: tuple[tuple[str, str], ...] = (
 #: probabilities: of the texts no rule makes critical or high and no anchor above covers, at 0.69 or more, they
 #: cover 86 crises for 2 negatives. Not for the inline model: on the real and everyday development turns its own
 #: `possible` alerts on ordinary replies ("I hope you feel better about it.") would become `high` wishes.
+#: Since 2.30, seven more, read on the development crises both models were sure of with no anchor (critical or high
+#: 4,019 -> 4,142 of 4,576; 2 negatives already alerting became high). Most of those texts are the models' own
+#: training data: on writers HF and HH, written after the anchors, the gain was 3 of 300.
 _ANCHOR_CSSRS_SECOND_LOOK: tuple[tuple[str, str], ...] = (
     ("_WISH", "wish_dead"), ("_CUE_READY", "intent"), ("_CUE_MEANS", "method"),
     ("_AFTER_ME", "preparatory"),  # since 2.27
+    ("_ACT_DONE", "attempt"), ("_PLAN_SET", "plan"), ("_BODY_HARM", "nssi"), ("_GO_HOME", "wish_dead"),  # 2.30
+    ("_PREP_SOFT", "preparatory"), ("_SELF_END", "active_ideation"), ("_LET_IT", "wish_dead"),  # 2.30
 )  # fmt: skip
 _ANCHOR_CSSRS_ALL = _ANCHOR_CSSRS + _ANCHOR_CSSRS_SECOND_LOOK
 
