@@ -102,7 +102,10 @@ _FAREWELL_FRAMES = frozenset(
 #: ("go home to god"), putting things in order ("gave my gaming pc to my little brother"), an end as an act on oneself
 #: ("finish myself"), a wake or a letting-come ("damn, woke up again"). In the anchor reading a thing ("my phone") is no
 #: subject; "season" guards as media only where it is a series' ("exam season" is not).
-RULES_VERSION = "crisis-rules@2.30"
+#: 2.31: two more such anchors: intent with no death word ("im going to jump", "i'm acting on it", "not planning on
+#: being alive much longer") and a method thought of or asked about with no means word ("i think about not turning
+#: the wheel at the hairpin", "what floor is guaranteed to be fatal").
+RULES_VERSION = "crisis-rules@2.31"
 
 
 def detector_version() -> str:

@@ -2016,6 +2016,33 @@ _LET_IT = re.compile(
     r"(?:joining|join|be with) (?:her|him|them) (?:already|now|soon|again|up there)|about joining (?:her|him|them)"
     r")\b"
 )
+#: Intent told with no death word: volition toward an act named only by a verb or a promise ("im going to jump",
+#: "i'm going to break that promise", "the next time i'm alone i'm acting on it", "not planning on being alive much
+#: longer", "that's my time to go", "i'm finished with this life").
+_INTENT_SOFT = re.compile(
+    r"\b(?:(?:i'?m|im|i am|i|i'?ll|ill) (?:\w+ )?(?:going to|gonna|will|intend to|mean to) (?:jump\b(?! (?:in|on|into|"
+    r"at|ship|the|off (?:the|a) (?:diving|high) board))|act on (?:it|them)|go through with|finish what|make sure "
+    r"(?:nothing|no one|nobody|they stay)|break (?:that|my|the) promise|try again)|"
+    r"(?:acting|act) on (?:it|them|the thoughts?|those thoughts)|"
+    r"not (?:planning on|planning to|going to|gonna|gonna b|intending to) (?:be |being |stay |staying )?(?:alive|"
+    r"here|around)|(?:my|the) time to go|finished with (?:this|my) life|(?:chosen|decided|choose|decide) to (?:leave|"
+    r"go)\b(?! (?:to|home|back|out|abroad|travel|with|for|in|on|at))|finish what (?:\w+ ){0,2}started|"
+    r"(?:really|truly|actually) done this time|(?:stay|stays|staying) closed"
+    r")"
+)
+#: A method thought of or asked about with no means word: an act on the road, at a height, on the track, in the
+#: cold, or a question for what is fatal ("i think about not turning the wheel at the hairpin", "what floor is
+#: guaranteed to be fatal", "is jumping from a 5 story building survivable").
+_METHOD_SOFT = re.compile(
+    r"\b(?:(?:think|thinking|thought|imagine|imagining|picture|picturing|keep seeing|brain goes|mind goes)"
+    r"(?: about| of| abt| bout)? (?:\w+ ){0,3}?(?:crashing|crash|driving (?:into|off)|turn(?:ing)? (?:the )?wheel|"
+    r"not turning|jumping|jump|walking in|walkin in|hanging|hung|roping|lying down (?:outside|in the snow)|"
+    r"stepping (?:out|in front|off)|finding a tree|going under|the cold)|"
+    r"(?:fatal|guaranteed|survivable|deadly|lethal|instant)\b(?=[^.!]*\?)|(?:is|be|it) (?:fatal|guaranteed|"
+    r"survivable|deadly|lethal)|(?:too much|too many) for (?:someone|a person|me)|which (?:tree|bridge|floor|"
+    r"building|bottle|stretch|train)"
+    r")\b"
+)
 #: A passive wish told as a call home or a reunion with the dead ("i just ask every night to be called home early",
 #: "i just want to go home to god now").
 _GO_HOME = re.compile(
@@ -2179,12 +2206,15 @@ _ANCHOR_CSSRS: tuple[tuple[str, str], ...] = (
 #: `possible` alerts on ordinary replies ("I hope you feel better about it.") would become `high` wishes.
 #: Since 2.30, seven more, read on the development crises both models were sure of with no anchor (critical or high
 #: 4,019 -> 4,142 of 4,576; 2 negatives already alerting became high). Most of those texts are the models' own
-#: training data: on writers HF and HH, written after the anchors, the gain was 3 of 300.
+#: training data: on writers HF and HH, written after the anchors, the gain was 3 of 300; on sealed test37, 7 of 259.
+#: Since 2.31, two more (intent and method with no death or means word): 4,142 -> 4,171, 1 negative alerting became
+#: high.
 _ANCHOR_CSSRS_SECOND_LOOK: tuple[tuple[str, str], ...] = (
     ("_WISH", "wish_dead"), ("_CUE_READY", "intent"), ("_CUE_MEANS", "method"),
     ("_AFTER_ME", "preparatory"),  # since 2.27
     ("_ACT_DONE", "attempt"), ("_PLAN_SET", "plan"), ("_BODY_HARM", "nssi"), ("_GO_HOME", "wish_dead"),  # 2.30
     ("_PREP_SOFT", "preparatory"), ("_SELF_END", "active_ideation"), ("_LET_IT", "wish_dead"),  # 2.30
+    ("_INTENT_SOFT", "intent"), ("_METHOD_SOFT", "method"),  # 2.31
 )  # fmt: skip
 _ANCHOR_CSSRS_ALL = _ANCHOR_CSSRS + _ANCHOR_CSSRS_SECOND_LOOK
 
