@@ -105,7 +105,9 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.31: two more such anchors: intent with no death word ("im going to jump", "i'm acting on it", "not planning on
 #: being alive much longer") and a method thought of or asked about with no means word ("i think about not turning
 #: the wheel at the hairpin", "what floor is guaranteed to be fatal").
-RULES_VERSION = "crisis-rules@2.31"
+#: 2.32: one more: a past attempt counted, survived or woken from without the words of the history frame ("survived 2
+#: attempts", "tried hanging at seventeen", "came back in an ambulance").
+RULES_VERSION = "crisis-rules@2.32"
 
 
 def detector_version() -> str:

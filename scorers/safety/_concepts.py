@@ -2043,6 +2043,21 @@ _METHOD_SOFT = re.compile(
     r"building|bottle|stretch|train)"
     r")\b"
 )
+#: A past attempt told without the words of :data:`_HISTORY`: counted, survived, woken from, or a brink come back from
+#: ("survived 2 attempts", "a survivor of 4 attempts", "tried hanging at seventeen", "previous overdose", "came back in
+#: an ambulance", "woke up in the er").
+_HISTORY_SOFT = re.compile(
+    r"\b(?:(?:\d+|one|two|three|four|five|several|multiple|both|my own|own|past|prior) (?:suicide |sui |sue aside )?"
+    r"attempts?\b(?! at (?!suicide|killing|ending|taking|hanging|overdos|od\b)[a-z])|survivor of (?:\w+ )?attempts?|"
+    r"tried (?:hanging|overdosing|jumping|drowning|gassing|pills)|(?:previous|past|prior|an|my|the) (?:overdose|od)\b"
+    r"(?! (?:training|course|kit|response|calls?))|resuscitated|"
+    r"(?:gone|went|been|go) (?:right )?to the edge (?:\w+ ){0,2}?(?:and (?:came|come) back|before|once)|"
+    r"came back in an ambulance|(?:woke|wake|waking|woken) up in (?:the )?(?:er|icu|a&e|hospital|a hospital bed|a "
+    r"hospital)|(?:stood|standing) on (?:a|the) (?:chair|stool|ledge|bell tower|roof)(?: \w+){0,4}? (?:meaning|cable|"
+    r"rope|belt|noose)|close call with myself|my own doing|(?:scars|wrists) (?:are from|tell)|"
+    r"(?:hanging|overdose|jump|it) didn'?t work"
+    r")"
+)
 #: A passive wish told as a call home or a reunion with the dead ("i just ask every night to be called home early",
 #: "i just want to go home to god now").
 _GO_HOME = re.compile(
@@ -2208,13 +2223,15 @@ _ANCHOR_CSSRS: tuple[tuple[str, str], ...] = (
 #: 4,019 -> 4,142 of 4,576; 2 negatives already alerting became high). Most of those texts are the models' own
 #: training data: on writers HF and HH, written after the anchors, the gain was 3 of 300; on sealed test37, 7 of 259.
 #: Since 2.31, two more (intent and method with no death or means word): 4,142 -> 4,171, 1 negative alerting became
-#: high.
+#: high; nothing moved on sealed test38. Since 2.32, a past attempt told without the history frame's words: 4,171 ->
+#: 4,189, no negative.
 _ANCHOR_CSSRS_SECOND_LOOK: tuple[tuple[str, str], ...] = (
     ("_WISH", "wish_dead"), ("_CUE_READY", "intent"), ("_CUE_MEANS", "method"),
     ("_AFTER_ME", "preparatory"),  # since 2.27
     ("_ACT_DONE", "attempt"), ("_PLAN_SET", "plan"), ("_BODY_HARM", "nssi"), ("_GO_HOME", "wish_dead"),  # 2.30
     ("_PREP_SOFT", "preparatory"), ("_SELF_END", "active_ideation"), ("_LET_IT", "wish_dead"),  # 2.30
     ("_INTENT_SOFT", "intent"), ("_METHOD_SOFT", "method"),  # 2.31
+    ("_HISTORY_SOFT", "history"),  # 2.32
 )  # fmt: skip
 _ANCHOR_CSSRS_ALL = _ANCHOR_CSSRS + _ANCHOR_CSSRS_SECOND_LOOK
 
