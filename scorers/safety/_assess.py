@@ -107,7 +107,9 @@ _FAREWELL_FRAMES = frozenset(
 #: the wheel at the hairpin", "what floor is guaranteed to be fatal").
 #: 2.32: one more: a past attempt counted, survived or woken from without the words of the history frame ("survived 2
 #: attempts", "tried hanging at seventeen", "came back in an ambulance").
-RULES_VERSION = "crisis-rules@2.32"
+#: 2.33: in the anchor reading, a person after a preposition and a determiner ("to my little brother", "at his
+#: mum's") or the complement of a copula ("when i was a teenager") is not the act's subject.
+RULES_VERSION = "crisis-rules@2.33"
 
 
 def detector_version() -> str:

@@ -128,7 +128,12 @@ _PREPOSITION = re.compile(
     # and after a verb of giving or telling, the person is its indirect object ("sent my bestie a goodbye msg")
     r"sent|send|gave|give|left|leave|wrote|write|texted|messaged|handed|showed|owe|paid|told|tell|"
     # or of a call or a visit ("i rang my mum tonight just to hear her voice one last time")
-    r"rang|ring|called|call|phoned|phone|hugged|hug|visited|visit|kissed|thanked|emailed)\W+$"
+    r"rang|ring|called|call|phoned|phone|hugged|hug|visited|visit|kissed|thanked|emailed)\W+"
+    # since 2.33, with a determiner and one word between ("to my little brother", "for the other men")
+    r"(?:(?:my|his|her|their|our|your|ur|the|a|an) (?:[a-z]+ )?)?$"
+    # since 2.33, the complement of a copula or of "as" names the subject, it is not another one ("when i was a
+    # teenager", "as a nurse", "i'm a survivor")
+    r"|\b(?:was|were|am|'m|im|is|'s|be|been|being|as|became|become|like)\W+(?:(?:a|an|the|just a|only a) )?$"
 )
 #: ... unless a relative clause makes it the subject of what follows ("a letter from my grandad who died").
 _RELATIVE = re.compile(r"\W+(?:who|that|which|whose|whom)\b")
