@@ -109,7 +109,13 @@ _FAREWELL_FRAMES = frozenset(
 #: attempts", "tried hanging at seventeen", "came back in an ambulance").
 #: 2.33: in the anchor reading, a person after a preposition and a determiner ("to my little brother", "at his
 #: mum's") or the complement of a copula ("when i was a teenager") is not the act's subject.
-RULES_VERSION = "crisis-rules@2.33"
+#: 2.34: seven more anchors only the second look confirms: cutting and bleeding told with the bare verb or the blood
+#: ("got home and cut", "a lot of blood"), harm to the skin by heat or friction ("hand under very hot water until it
+#: blisters"), means named by what carries them ("the 7:40 freight doesn't stop at my station", "the hosepipe"), an
+#: exit ("how to make my exit"), a wait for the end ("one less passenger"), who will find the user or the note ("so
+#: nobody at home has to be the one who finds me"), stopping food until the body gives up; a past attempt told by who
+#: talked the user down. An act done to the user ("finds me", "talked me down") is theirs in the anchor reading.
+RULES_VERSION = "crisis-rules@2.34"
 
 
 def detector_version() -> str:

@@ -163,6 +163,9 @@ def _left(win: str, pos: int, span: int = 90) -> str:
 
 
 _BUILT_IN = re.compile(r"\b(?:myself|my|i|i'm|i'd|i've|i'll|im|ive)\b")
+#: Since 2.34: acts others do to the user that name the user's own risk ("the ones who find me", "a stranger talked me
+#: down"): the person before them is the finder, not the subject at risk.
+_ME_AS_OBJECT = re.compile(r"\b(?:find|finds|found|finding) me$|\btalked me (?:down|back)\b")
 
 
 def _mine(win: str, m: re.Match[str], built_in: bool = False, anchor: bool = False) -> bool:
@@ -181,7 +184,9 @@ def _mine(win: str, m: re.Match[str], built_in: bool = False, anchor: bool = Fal
     else:  # read up to the anchor's end: the means after an owner is the anchor itself ("my dad's gun")
         off = m.start() - len(left)
         thirds = [x.end() - off for x in _subjects(win[: m.end()], anchor) if off <= x.start() < m.start()]
-    if built_in and (_BUILT_IN.search(m.group()) or m.group().endswith("without me")):
+    if built_in and (
+        _BUILT_IN.search(m.group()) or m.group().endswith("without me") or _ME_AS_OBJECT.search(m.group())
+    ):
         return True
     if firsts:
         return not thirds or firsts[-1] > thirds[-1]
@@ -2060,7 +2065,12 @@ _HISTORY_SOFT = re.compile(
     r"came back in an ambulance|(?:woke|wake|waking|woken) up in (?:the )?(?:er|icu|a&e|hospital|a hospital bed|a "
     r"hospital)|(?:stood|standing) on (?:a|the) (?:chair|stool|ledge|bell tower|roof)(?: \w+){0,4}? (?:meaning|cable|"
     r"rope|belt|noose)|close call with myself|my own doing|(?:scars|wrists) (?:are from|tell)|"
-    r"(?:hanging|overdose|jump|it) didn'?t work"
+    r"(?:hanging|overdose|jump|it) didn'?t work|"
+    # since 2.34
+    r"survived (?:a |an |my )?(?:hanging|jump|fall|sui\w* attempt)|talked me (?:down|back) (?:off|from) (?:the|a) "
+    r"(?:ledge|edge|bridge|roof|harbour wall|wall|railing|platform)|made sure i (?:wouldn'?t|would not) (?:see|wake)|"
+    r"tried to set myself (?:alight|on fire)|(?:night|week|days) (?:\w+ ){0,4}?after (?:swallowing|taking|drinking) "
+    r"(?:a bottle|a box|the bottle|everything|all)"
     r")"
 )
 #: A passive wish told as a call home or a reunion with the dead ("i just ask every night to be called home early",
@@ -2070,6 +2080,115 @@ _GO_HOME = re.compile(
     r"already)|(?:god|jesus|the lord|allah|heaven) (?:to |can |could |would |will |should |)(?:take|takes|call|"
     r"calls|get|gets|bring|brings) me|"
     r"(?:be|join|joining|see) (?:him|her|them|my \w+) (?:again )?(?:in heaven|on the other side|up there))\b"
+)
+
+# -- since 2.34: more anchors only the second look confirms, for concepts the 2.30-2.32 anchors do not name ------
+#: Cutting and bleeding told with the bare verb or by the blood ("i've cut really deep", "when my wife goes to sleep i
+#: go into the bathroom and cut", "which spots are safest to cut", "there's a lot of blood"). The everyday objects of
+#: the verb are left out; what is left is the user's own act, which the model has to confirm.
+_CUT_SOFT = re.compile(
+    r"\b(?:(?:i|i'?ve|ive|i have|i had|i just|just|i been|i'?ve been|i keep|i still|i'?m gonna|i'?m going to|"
+    r"gonna|want to|wanna|urge to|need to|and|then|go|went|i'?d) (?:\w+ )?(?:cut|cuts|cutting)\b"
+    r"(?! (?:my hair|my fringe|my bangs|my nails|my finger on|my thumb on|myself (?:shaving|on)|(?:the|a|an|some|this|"
+    r"that|these|those|his|her|their|our|your|it|them|him|back|down|off|out|in|up|ties|corners|carbs|sugar|class|"
+    r"school|costs|loose|through|across|open|short|to|from|with|contact|my losses|my hours|my \w+ (?:on|while|when|"
+    r"chopping|slicing|opening|cooking|shaving)|into (?:the|a))\b))|"
+    r"(?:cut|cuts|cutting|cutted) (?:\w+ )?(?:deep|deeper|too deep|really deep|so deep)|"
+    r"(?:safe|safest|okay|ok|best|easiest|where|place|places|spot|spots|part|parts)(?: \w+){0,6}? to cut\b|"
+    r"(?:how deep|where) (?:can|should|do|would|could) (?:you|i|u|someone|a person) cut\b|"
+    r"(?:a )?lot of blood|so much blood|blood everywhere|(?:make|made|making) (?:it|myself|me|my \w+) bleed|"
+    r"(?:make|made|making) (?:the )?blood (?:come|run|flow)|(?:stop|stops|stopping) (?:the |my )?bleeding(?! gums)|"
+    r"(?:(?:my|the) (?:own |new |fresh )|(?:found|saw|seen|sees|see|notice\w*) (?:the|my) )cuts\b(?! (?:to|in|at|of|"
+    r"from|for)\b)"
+    r")"
+)
+#: Harm to the skin by heat, friction or a point, told without a self-harm word ("hand under very hot water until it
+#: blisters", "palm over the stove burner again", "grind the back of my hand against the concrete", "did my wrist
+#: again", "i write 'worthless' on my skin with a pin").
+_SKIN_SOFT = re.compile(
+    r"\b(?:(?:hand|hands|arm|arms|palm|palms|finger|fingers|wrist|wrists|skin|leg|legs|thigh|thighs) "
+    r"(?:\w+ ){0,2}?(?:under|over|on|onto|against|in|into) (?:the |a )?(?:very |boiling |scalding |really )?"
+    r"(?:hot water|boiling water|kettle|stove|hob|burner|flame|lighter|iron|oven door|radiator|concrete|brick)|"
+    r"(?:grind|grinding|ground|scrape|scraping|scraped|rub|rubbing|rubbed|drag|dragging|dragged) (?:\w+ ){0,5}?"
+    r"(?:against|on|along|across) (?:the |a )?(?:concrete|wall|brick|bricks|pavement|floor|carpet|gravel)|"
+    r"(?:did|do|doing|done) my (?:wrists?|arms?|legs?|thighs?|stomach|hips?|skin)\b|"
+    r"(?:the thing|it|that) (?:to|on) my (?:arms?|legs?|wrists?|thighs?|skin|stomach|hips?|body)\b|"
+    r"(?:on|into) my (?:own )?skin (?:with|using)|with a (?:pin|needle|compass|safety pin|paperclip)\b|"
+    r"redecorat\w* my|(?:scratches|marks|burns|cuts) (?:\w+ )?(?:aren'?t|are not|weren'?t|were not|isn'?t) "
+    r"(?:from|really from|actually from) (?:the|my|a)|"
+    r"(?:burn|burns|burned|burnt|burning) (?:\w+ ){0,2}?(?:cigarette|cigarro|lighter|quemadura)|quemadura"
+    r")"
+)
+#: Means told without a means word: the railway by its trains and crossings, gas by its car and hose, poison by its
+#: bottle ("the 7:40 freight doesn't stop at my station", "car engine, shut garage, saturday night", "the hosepipe and
+#: the tape are in the land cruiser", "the liquid for the plants, the one with the skull").
+_MEANS_SOFT = re.compile(
+    r"\b(?:(?:train|trains|express|freight|\d+[:.]\d+|one) (?:\w+ ){0,3}?(?:doesn'?t|does not|don'?t|won'?t|wont|"
+    r"never|not) (?:stop|slow)|in front of (?:the |a |an )?(?:\w+ )?(?:train|express|freight|lorry|truck|bus|tube)|"
+    r"(?:on|onto|at|near|down to|across) the (?:tracks?|rails?|train line|railway line)|yellow line|platform edge|"
+    r"(?:the |a )?(?:level )?crossing (?:by|past|near|at|behind|off|on)|"
+    r"hose ?pipe|hose (?:that fits|for|on|to) the|(?:closed|shut|locked|sealed) (?:the )?garage|garage(?: door)? "
+    r"(?:shut|closed)|(?:car|engine) (?:running|on) in|(?:run|running) (?:a|the|my) car in|fumes|"
+    r"(?:chemicals?|stuff|things) (?:\w+ ){0,4}?(?:mix|mixed|mixing|closed room|sealed room)|"
+    r"(?:with|has|had|the one with) the skull|(?:brake|lighter|antifreeze) fluid|euthanasia|put (?:animals|dogs|"
+    r"them|horses) down"
+    r")"
+)
+#: An end told as a departure or a last act of one's own, with no death word ("i keep wondering how to make my exit",
+#: "this is my curtain call", "close the door on all of it", "my ticket out of here", "i might go the same way he
+#: did", "my head keeps telling me to put myself down").
+_EXIT_SOFT = re.compile(
+    r"\b(?:(?:make|making|made|take|taking|took|plan|planning) my (?:\w+ )?(?:exit|final bow|last bow|leave of)|"
+    r"curtain call|(?:bring|bringing|ring|ringing) (?:the|my) (?:own )?curtain (?:down|on)|(?:quietly|just) see "
+    r"myself out|(?:close|closing|shut|shutting) the (?:door|book|lid) on (?:all of it|it all|everything|myself|my "
+    r"life)|(?:ticket|way) out of (?:here|this world|this life|all this)|(?:out|get \w+ out) of this world|"
+    r"(?:done|finished|through) with being (?:here|alive|a person\b(?! who| that))|(?:tired|sick) of being a person"
+    r"\b(?! who| that)|"
+    r"(?:go|going|went|gone|end up) (?:out )?the same way (?:as )?(?:he|she|they|my \w+|dad|mum|mom)(?: did)?|"
+    r"(?:that|it)(?:'s| is) (?:me|mine) next|(?:i'?m|im|i am) next\b|put (?:myself|me) down\b|"
+    r"not (?:the city|the job|work|town)\W+(?:from )?everything"
+    r")"
+)
+#: A passive wish told by waiting for the end or wanting to be gone from here ("nobody will notice one less passenger",
+#: "why couldn't it have been me", "i want the lights to go out and stay out", "every evening is a waiting room",
+#: "i don't want more to be here", "if someone comes in, honestly, good").
+_WAIT_SOFT = re.compile(
+    r"\b(?:one less (?:passenger|person|mouth|body)|(?:why|wish) (?:couldn'?t|could not|wasn'?t|didn'?t|"
+    r"did not) (?:it|that|they) (?:have )?(?:been|be|take|hit|pick) me|(?:lights?|candle|flame) (?:\w+ ){0,3}?"
+    r"(?:go|goes|going|to go) out|(?:blow|blows|blowing) (?:it|me) out|(?:life|evening|day|night|everything)(?: is|'s) "
+    r"(?:a|one big|one long) waiting room|impatient for it|(?:asking|ask|begging|beg) (?:it|them|god|him) to hurry|"
+    r"(?:don'?t|dont|do not|didn'?t) want (?:more |any more |anymore )?to be here|"
+    r"(?:comes in|breaks in),? (?:\w+ ){0,2}?good|"
+    r"(?:hoping|hope|hoped|rooting for|wish|wishing) (?:\w+ ){0,4}?(?:we|it|the plane|the car|the truck|the brakes?) "
+    r"(?:wouldn'?t|won'?t|doesn'?t|don'?t|didn'?t) (?:land|brake|stop|make it)"
+    r")"
+)
+#: Preparation told by who will find the user or a note, or by a last message ("so nobody at home has to be the one who
+#: finds me", "the note under my pillow where my mum will find it", "letters for mum and dad are in my desk drawer",
+#: "my 'if you're reading this' letter", "i've quietly been saying my farewells").
+_FOUND_SOFT = re.compile(
+    r"\b(?:(?:one|ones|who|that|to|kids|children|family|mum|mom|dad|he|she|they|nobody|no one|someone|anyone|"
+    r"wife|husband|partner|flatmates?|roommates?) (?:\w+ ){0,2}?(?:finds?|found|finding|find) (?:me\b(?! (?:a|an|some|"
+    r"the|it|one|something|anything|things?|jobs?|work|interesting|attractive|funny|annoying|boring|cute|weird)\b)|"
+    r"(?:my body|(?:the|my) (?:note|letter|body))\b)|"
+    r"(?:where|so) (?:\w+ ){1,3}(?:will|would|'ll|can|could) find (?:it|them|the note|the letter|the letters)\b|"
+    r"(?:letters?|notes?|messages?|emails?|videos?) (?:\w+ ){0,2}?(?:for|to) (?:mum|mom|mam|dad|my (?:mum|mom|dad|"
+    r"parents|kids|children|sister|brother|wife|husband|partner|family|friends|son|daughter)|each of (?:them|my)|"
+    r"everyone|after)\b(?! (?:work|school|class|about the|re)\b)|"
+    r"if (?:you'?re|youre|you are) reading this|(?:last|final) (?:message|msg|letter|note|email|post) (?:for|to)|"
+    r"(?:put|left|leave|leaving|hid|hidden|tucked|placed) (?:the|a|my) (?:note|letter|letters|notes) (?:under|on|in|"
+    r"where|for)|(?:saying|said|say) (?:all )?my farewells|(?:a|my) goodbye but|kinda (?:a|my) goodbye|"
+    r"(?:passwords|pins|logins) (?:\w+ ){0,4}?(?:afterwards|after i'?m|when i'?m|for after|so (?:she|he|they) can "
+    r"close)"
+    r")"
+)
+#: A method named by stopping food, water or care ("from tomorrow no more food, no more water, and i'll let my body give
+#: up", "how long would my body take to give up").
+_STARVE_SOFT = re.compile(
+    r"\b(?:(?:my |the |your )?body (?:\w+ ){0,3}?(?:give up|gives up|to give up|shuts? down|to shut down)|"
+    r"(?:no more|stop|stopped|stopping|without) (?:eating|food|water|drinking)(?: \w+){0,8}? (?:(?:until|till|before) "
+    r"(?:i die|i'?m gone|my body|the end|it'?s over|it ends)|(?:give|gives) up|(?:to )?die)"
+    r")"
 )
 
 
@@ -2229,7 +2348,9 @@ _ANCHOR_CSSRS: tuple[tuple[str, str], ...] = (
 #: training data: on writers HF and HH, written after the anchors, the gain was 3 of 300; on sealed test37, 7 of 259.
 #: Since 2.31, two more (intent and method with no death or means word): 4,142 -> 4,171, 1 negative alerting became
 #: high; nothing moved on sealed test38. Since 2.32, a past attempt told without the history frame's words: 4,171 ->
-#: 4,189, no negative.
+#: 4,189, no negative. Since 2.34, seven more, read on the development crises still possible only (development texts
+#: 4,734 -> 4,815 of 5,176 critical or high, 25 of them on writers QA-QD, RA-RD, HE-HH, which the models never saw;
+#: no negative moved).
 _ANCHOR_CSSRS_SECOND_LOOK: tuple[tuple[str, str], ...] = (
     ("_WISH", "wish_dead"), ("_CUE_READY", "intent"), ("_CUE_MEANS", "method"),
     ("_AFTER_ME", "preparatory"),  # since 2.27
@@ -2237,6 +2358,8 @@ _ANCHOR_CSSRS_SECOND_LOOK: tuple[tuple[str, str], ...] = (
     ("_PREP_SOFT", "preparatory"), ("_SELF_END", "active_ideation"), ("_LET_IT", "wish_dead"),  # 2.30
     ("_INTENT_SOFT", "intent"), ("_METHOD_SOFT", "method"),  # 2.31
     ("_HISTORY_SOFT", "history"),  # 2.32
+    ("_CUT_SOFT", "nssi"), ("_SKIN_SOFT", "nssi"), ("_MEANS_SOFT", "method"), ("_EXIT_SOFT", "active_ideation"),  # 2.34
+    ("_WAIT_SOFT", "wish_dead"), ("_FOUND_SOFT", "preparatory"), ("_STARVE_SOFT", "method"),  # 2.34
 )  # fmt: skip
 _ANCHOR_CSSRS_ALL = _ANCHOR_CSSRS + _ANCHOR_CSSRS_SECOND_LOOK
 
