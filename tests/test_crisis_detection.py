@@ -1125,6 +1125,11 @@ def test_rules_2_35_an_idiom_ends_at_a_word_boundary() -> None:
     for text in ("i'm going to jump into the river tonight", "i survived hanging once before, the stool is out again"):
         assert _IDIOM.search(normalise(text)) is None, text
     assert assess_crisis("i'm going to jump into the river tonight").severity == "critical"
+    # the model features keep 2.34's class, which the shipped models were trained on
+    from scorers.safety._concepts import _IDIOM_FEATURE
+
+    digest = hashlib.sha256(_IDIOM_FEATURE.pattern.encode()).hexdigest()
+    assert digest == "ec22f1b87a1326102585f02905b8479e49812a0c9460942a7c5e8ba13487dd4c"
     for text in (  # the idioms themselves, with the plurals and laughs the prefixes used to cover
         "kms hahaha this group project",
         "i'm dead lmaooo",
