@@ -163,9 +163,9 @@ def _left(win: str, pos: int, span: int = 90) -> str:
 
 
 _BUILT_IN = re.compile(r"\b(?:myself|my|i|i'm|i'd|i've|i'll|im|ive)\b")
-#: Since 2.34: acts others do to the user that name the user's own risk ("the ones who find me", "a stranger talked me
-#: down"): the person before them is the finder, not the subject at risk.
-_ME_AS_OBJECT = re.compile(r"\b(?:find|finds|found|finding) me$|\btalked me (?:down|back)\b")
+#: The user as the object of what names their risk ("... without me"; since 2.34 "the ones who find me", "a stranger
+#: talked me down"): the person before it is not the subject at risk.
+_ME_AS_OBJECT = re.compile(r"without me$|\b(?:find|finds|found|finding) me$|\btalked me (?:down|back)\b")
 
 
 def _mine(win: str, m: re.Match[str], built_in: bool = False, anchor: bool = False) -> bool:
@@ -184,9 +184,7 @@ def _mine(win: str, m: re.Match[str], built_in: bool = False, anchor: bool = Fal
     else:  # read up to the anchor's end: the means after an owner is the anchor itself ("my dad's gun")
         off = m.start() - len(left)
         thirds = [x.end() - off for x in _subjects(win[: m.end()], anchor) if off <= x.start() < m.start()]
-    if built_in and (
-        _BUILT_IN.search(m.group()) or m.group().endswith("without me") or _ME_AS_OBJECT.search(m.group())
-    ):
+    if built_in and (_BUILT_IN.search(m.group()) or _ME_AS_OBJECT.search(m.group())):
         return True
     if firsts:
         return not thirds or firsts[-1] > thirds[-1]
