@@ -1117,6 +1117,34 @@ def test_rules_2_34_anchors_keep_their_guards(text: str) -> None:
     assert found is None or not found.frame.endswith((*_SOFT_2_34, "_HISTORY_SOFT")), found
 
 
+def test_rules_2_36_an_idiom_ends_at_a_word_boundary() -> None:
+    """Rules 2.36 (2.35's boundaries again): an idiom is a whole word sequence. Under 2.34 "jump in" read "jump into the
+    river" and "hanging on" read "hanging once" as idioms, and the window lost its finding (the first was only
+    ``possible``, "thinking about jumping into the canal after work" had no inline alert)."""
+    from scorers.safety._concepts import _IDIOM
+
+    for text in ("i'm going to jump into the river tonight", "i survived hanging once before, the stool is out again"):
+        assert _IDIOM.search(normalise(text)) is None, text
+    assert assess_crisis("i'm going to jump into the river tonight").severity == "critical"
+    assert assess_crisis("im gonna jump into traffic on the motorway tonight").severity == "critical"
+    assert assess_crisis("thinking about jumping into the canal after work").severity == "high"
+    # the model features keep 2.34's class, which the shipped models were trained on
+    from scorers.safety._concepts import _IDIOM_FEATURE
+
+    digest = hashlib.sha256(_IDIOM_FEATURE.pattern.encode()).hexdigest()
+    assert digest == "ec22f1b87a1326102585f02905b8479e49812a0c9460942a7c5e8ba13487dd4c"
+    for text in (  # the idioms themselves, with the plurals and laughs the prefixes used to cover
+        "kms hahaha this group project",
+        "i'm dead lmaooo",
+        "so many deadlines this week",
+        "dead ends everywhere",
+        "dying to see the new film",
+        "hanging out with my mates tonight",
+        "we jump in the pool after practice",
+    ):
+        assert _IDIOM.search(normalise(text)) is not None, text
+
+
 def test_an_anchor_the_model_confirms_is_high_and_obliges_resources() -> None:
     """The frames drop this real seeker post (MIT empathy-ratings) for its hedged reassurance; the anchor
     about the user plus a model probability at or above ``confirm`` is a finding: high (never critical),

@@ -115,9 +115,12 @@ _FAREWELL_FRAMES = frozenset(
 #: exit ("how to make my exit"), a wait for the end ("one less passenger"), who will find the user or the note ("so
 #: nobody at home has to be the one who finds me"), stopping food until the body gives up; a past attempt told by who
 #: talked the user down. An act done to the user ("finds me", "talked me down") is theirs in the anchor reading.
-#: (2.35, a word boundary after every idiom alternative, was measured on every sealed set and withdrawn: no crisis's
-#: alert moved, 8 false alarms were added. This version is 2.34 again; the next one is 2.36.)
-RULES_VERSION = "crisis-rules@2.34"
+#: 2.36: an idiom is a whole word sequence: before, "jump in" read "jump into the river" and "hanging on" read "hanging
+#: once" as idioms, and "dying to" read "dying tomorrow", and the window lost its finding (the model features keep the
+#: old class: the shipped models were trained on it). 2.35 did that alone and was withdrawn: jumps into water for fun
+#: the prefixes had hidden became false alarms. So 2.36 also names such jumps as an activity, and an act the window's
+#: activity explains is no more wanted, timed or thought of as a way to die than it was planned.
+RULES_VERSION = "crisis-rules@2.36"
 
 
 def detector_version() -> str:

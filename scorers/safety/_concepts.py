@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, reduce
 
 from schemas import Severity
 
@@ -844,21 +844,20 @@ _GRIEF = _rx(
     r"(?:he|she|they) (?:died|passed|killed (?:himself|herself|themselves)|took (?:his|her|their) (?:own )?life)|"
     r"grief|grieving|mourning|widow\w*|condolence\w*|vigil"
 )
-#: Its alternatives match prefixes of words ("jump in" reads "jump into the river", "hanging on" "hanging once", "dying
-#: to" "dying tonight"). Rules 2.35 put a word boundary after each and was withdrawn: over 42 sealed sets it moved no
-#: crisis's alert and added 8 false alarms, activities the prefixes had guarded by accident (docs/safety-detection.md).
+#: Since 2.35 every alternative ends at a word boundary: before, "jump in" read "jump into the river" and "hanging on"
+#: read "hanging once" as idioms, and "dying to" read "dying tonight".
 _IDIOM = re.compile(
     r"\b(?:dying (?:to|for|of)|die (?:of|from) (?:laughing|embarrassment|boredom|shame|cringe)|"
     r"(?:dead|deathly|death) (?:tired|serious|set|wrong|on|ringer|end|last)|to die for|kill(?:ing|ed)? it|"
     r"kill(?:ing)? time|(?:is|was|are|'s|'re|be|gonna|going to|will|'ll) (?:literally |actually |so )?kill(?:ing)? me|"
-    r"the death of me|dead (?:to me|inside|battery|phone|ass|lol|lmao)|"
+    r"the death of me|dead (?:to me|inside|battery|phone|ass|lo+l+|lmao+)|"
     r"(?<!after )(?<!when )(?<!once )(?<!morning )(?<!tonight )(?<!tomorrow )(?<!then )i'm dead(?! by| before| soon)|"
-    r"i died(?! (?:\w+ ){0,3}?(?:idc|i don't care|i dont care|who cares|i wouldn't care))|i'm dying(?= lol| lmao|!|"
+    r"i died(?! (?:\w+ ){0,3}?(?:idc|i don't care|i dont care|who cares|i wouldn't care))|i'm dying(?= lo+l| lmao|!|"
     r"$)|"
     r"end (?:things|it) (?:with|between)|(?:end|ending) things with|bored to death|scared to death|"
     r"sick to death|worried to death|"
     r"(?<!freeze )(?<!freezing )(?<!froze )(?<!bleed )(?<!bleeding )(?<!starve )(?<!starving )(?<!myself )to death\b|"
-    r"over my dead body|deadline|dead end|dying (?:right now|rn)"
+    r"over my dead body|deadlines?|dead ends?|dying (?:right now|rn)"
     r"|(?:scared|afraid|terrified|worried|frightened|fear|feared|nervous|panick\w*|anxious|thought|felt like|"
     r"feel like|feels like|feeling like|"
     r"convinced)(?: that)?(?: [\w']+){0,3} (?:going to|gonna|will|'ll|would|might|was going to) die"
@@ -880,11 +879,20 @@ _IDIOM = re.compile(
     r"|jump\w* off (?:this|the|that|my) (?:group ?chat|chat|call|zoom|discord|thread|bandwagon)"
     r"|crawl (?:in|into) a hole (?:and|n|&) die|hanging (?:plants?|baskets?|pots?|shel(?:f|ves)|lamps?|lights?|"
     r"pictures?|frames?|mirrors?|art|decorations?|the washing|laundry|wallpaper)"
-    r"|dead to the world|cheat(?:ed|ing|s)? death|jump(?:ing|ed)? off the deep end|kms (?:lol|lmao|haha)|"
+    r"|dead to the world|cheat(?:ed|ing|s)? death|jump(?:ing|ed)? off the deep end|kms (?:lo+l+|lmao+|(?:ha){2,}h?)|"
     r"(?:calves|legs|feet|phone|battery|plant|plants|car|laptop|wifi|vibe|vibes|career|"
     r"plan|dream|dreams|hopes|group chat|chat|conversation|joke|meme|show|series|party|band) "
-    r"(?:\w+ )?(?:is |are |was |were |just |literally )*(?:dying|dead|died))"
+    r"(?:\w+ )?(?:is |are |was |were |just |literally )*(?:dying|dead|died))\b"
 )
+#: The idiom class as the shipped models were trained on it (a model feature, ``CONCEPTS``): 2.34's prefixes, before
+#: 2.35's word boundaries, rebuilt from ``_IDIOM`` (tests/test_crisis_detection.py pins the pattern).
+_IDIOM_2_34 = (
+    ("kms (?:lo+l+|lmao+|(?:ha){2,}h?)", "kms (?:lol|lmao|haha)"),
+    ("lo+l+|lmao+", "lol|lmao"),
+    ("(?= lo+l|", "(?= lol|"),
+    ("deadlines?|dead ends?", "deadline|dead end"),
+)
+_IDIOM_FEATURE = re.compile(reduce(lambda p, kv: p.replace(*kv), _IDIOM_2_34, _IDIOM.pattern.removesuffix(r"\b")))
 _DENY = re.compile(
     r"\b(?:i'm not|i am not|not|never|nowhere near|nothing like|far from|i don't|i'd never|i would never|i won't|"
     r"i wouldn't|"
@@ -913,7 +921,9 @@ _DENY = re.compile(
 _DENY_BUT = re.compile(r"\b(?:but|except|yet|although|though)\b")
 #: "i can't promise i won't hurt myself" is not a denial.
 _DENY_HEDGE = re.compile(r"\b(?:promise|sure|know if|know whether|guarantee|trust myself)\W+$")
-_ACTIVITY = _rx(
+#: Activities that explain means and places (see :func:`_explained`); the inline model's ``activity`` feature keeps
+#: the words it was trained on (``_ACTIVITY_FEATURE``).
+_ACTIVITY_WORDS = (
     r"climb\w*|bouldering|harness\w*|safety (?:line|rope)|belay|abseil\w*|rappel\w*|sail\w*|boat|camping|hik\w*|"
     r"trail|scenic|the (?:\w+ )?view|views|"
     r"photos?|pictures|tourist|sightseeing|bungee|skydiv\w*|parachute|diving|dive|swim(?:ming)? (?:lessons|"
@@ -938,6 +948,14 @@ _ACTIVITY = _rx(
     r"ed)? (?:\w+ ){0,2}?up|defrost\w*|de-?ic\w*|gutters?|"
     r"high seat|stalking|pumpkins?|shav\w*|tombstoning|high board|diving board|springboard|axle stands?"
 )
+#: Jumps into water for fun (2.36, beside the idiom boundaries: "jump in" no longer hides "jump into the river").
+_WATER_FUN = (
+    r"for fun|(?:for|on) a dare|summer camp|cannonball\w*|wetsuits?|lifeguards?|life ?jackets?|buoyancy aids?|lido|"
+    r"wild swim\w*|open[- ]water|(?:cold|ice|sea|morning|new year'?s?(?: day)?) (?:water )?(?:dip|plunge|swim)|"
+    r"polar plunge|ice bath|swimsuits?|swimming (?:costume|trunks)|(?:\w+ )?jumping spot"
+)
+_ACTIVITY = _rx(_ACTIVITY_WORDS + "|" + _WATER_FUN)
+_ACTIVITY_FEATURE = _rx(_ACTIVITY_WORDS)
 
 
 def windows(text: str) -> list[tuple[int, str]]:
@@ -2274,9 +2292,9 @@ CONCEPTS: dict[str, re.Pattern[str]] = {
     "again": _AGAIN,
     "media": _MEDIA_FEATURE,
     "grief": _GRIEF,
-    "idiom": _IDIOM,
+    "idiom": _IDIOM_FEATURE,
     "deny": _DENY,
-    "activity": _ACTIVITY,
+    "activity": _ACTIVITY_FEATURE,
     "first_person": _FIRST,
     "third_person": _THIRD,
     "on_edge": _ON_EDGE,
