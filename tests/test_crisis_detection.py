@@ -1133,6 +1133,12 @@ def test_rules_2_36_an_idiom_ends_at_a_word_boundary() -> None:
 
     digest = hashlib.sha256(_IDIOM_FEATURE.pattern.encode()).hexdigest()
     assert digest == "ec22f1b87a1326102585f02905b8479e49812a0c9460942a7c5e8ba13487dd4c"
+    # ...and 2.34's activity class (2.36 names jumps into water for fun for the rules only)
+    from scorers.safety._concepts import _ACTIVITY, _ACTIVITY_FEATURE
+
+    digest = hashlib.sha256(_ACTIVITY_FEATURE.pattern.encode()).hexdigest()
+    assert digest == "8ac6d528a6ec223fdcf2b91d3ad9563aedd46d8a78a56a718de1a7fd1009a899"
+    assert _ACTIVITY.search("we did it for a dare") and not _ACTIVITY_FEATURE.search("we did it for a dare")
     for text in (  # the idioms themselves, with the plurals and laughs the prefixes used to cover
         "kms hahaha this group project",
         "i'm dead lmaooo",
