@@ -1235,3 +1235,29 @@ def test_a_plan_word_after_a_change_of_subject_is_not_the_deaths_plan() -> None:
     assert "plan" not in cats and cats and set(cats.values()) == {"high"}, cats
     # without the change of subject the plan word stays the plan's
     assert "plan" in {f.cssrs for f in assess_crisis("i just wasnt around anymore, i plan it for next week").findings}
+
+
+@pytest.mark.parametrize(
+    ("text", "finding"),
+    [
+        ("the gp asked if i'd had any thoughts of hurting myself. i said no, and that's the truth. just tired", False),
+        ("the gp asked if i'd had any thoughts of hurting myself. i said no. the truth is i cut last night", True),
+        ("the nurse asked whether i think about killing myself, i said no. i'm lying in bed with a cold", False),
+        ("the nurse asked whether i think about killing myself, i said no. i was lying, i think about it daily", True),
+        ("weekly check-in: thoughts of ending my life? honest answer: no. sleep is better too", False),
+        ("my counsellor screened me for suicidal thoughts today. i don't have any, just exam stress", False),
+        ("my counsellor asked if i ever think about ending it all and i said no, work is just grim", False),
+        ("the form asked if you were dead would it be a relief. answer - no. just busy", False),
+        ("i counted the tablets because my son got into my bag. nothing to do with wanting to hurt myself", False),
+        ("it's got nothing to do with my job, i want to kill myself", True),
+        ("my husband thinks i'm doing better and i'm okay around him but i wish i was dead most days", True),
+    ],
+)
+def test_rules_2_37_a_screening_answer_read_as_said(text: str, finding: bool) -> None:
+    """Rules 2.37: "that's the truth" confirms an answer no (before, "the truth" read as taking it back), as "lying in
+    bed" is no lie; "answer: no", "screened me for" and "ending it" are a screening question answered no; "nothing to
+    do with" denies what follows. An answer taken back, a contrast and a wish of the user's own keep their finding.
+    Wording of our own."""
+    from scorers.safety._crisis import rule_findings
+
+    assert bool(rule_findings(normalise(text))) is finding, rule_findings(normalise(text))

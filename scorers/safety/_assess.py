@@ -118,9 +118,11 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.36: an idiom is a whole word sequence: before, "jump in" read "jump into the river" and "hanging on" read "hanging
 #: once" as idioms, and "dying to" read "dying tomorrow", and the window lost its finding (the model features keep the
 #: old class: the shipped models were trained on it). 2.35 did that alone and was withdrawn: jumps into water for fun
-#: the prefixes had hidden became false alarms. So 2.36 also names such jumps as an activity, and an act the window's
-#: activity explains is no more wanted, timed or thought of as a way to die than it was planned.
-RULES_VERSION = "crisis-rules@2.36"
+#: the prefixes had hidden became false alarms. 2.36 also names such jumps as an activity (rules only).
+#: 2.37: a screening question answered no, read as said: "that's the truth" keeps the answer (before, "the truth"
+#: took it back) and lying in bed is no lie; "answer: no", "screened me for" and "ending it" are read; "nothing to
+#: do with" denies.
+RULES_VERSION = "crisis-rules@2.37"
 
 
 def detector_version() -> str:

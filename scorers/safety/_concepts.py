@@ -894,7 +894,8 @@ _IDIOM_2_34 = (
 )
 _IDIOM_FEATURE = re.compile(reduce(lambda p, kv: p.replace(*kv), _IDIOM_2_34, _IDIOM.pattern.removesuffix(r"\b")))
 _DENY = re.compile(
-    r"\b(?:i'm not|i am not|not|never|nowhere near|nothing like|far from|i don't|i'd never|i would never|i won't|"
+    r"\b(?:i'm not|i am not|not|never|nowhere near|nothing like|nothing to do with|far from|i don't|i'd never|"
+    r"i would never|i won't|"
     r"i wouldn't|"
     r"no (?:thoughts?|intention|intent|plans?|desire|wish|urges?|wanting|risk|danger|way i'd|way i would)|"
     r"(?:nobody|no one) (?:needs|has|have) to worry about me|"
@@ -1383,7 +1384,7 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
 #: Being asked about risk (a screening question, a worried relative) and answering no, or others assuming
 #: it: "my therapist asks whether i've had thoughts of harming myself, and the honest answer is no".
 _SCREENED = re.compile(
-    r"(?:\b(?:questionnaire|survey|quiz|phq(?:-?9)?|assessment|screening|appointments?|check-?in)\b|"
+    r"(?:\b(?:questionnaire|survey|quiz|phq(?:-?9)?|assessment|screen(?:ed|s|ing)?|appointments?|check-?in)\b|"
     r"\b(?:asked|asks|ask|asking)(?: [\w']+){0,5}? (?:if|whether|about)\b|"
     r"\b(?:the|your|that|ur) question (?:you |u )?(?:asked|ask)\b|"
     r"\b(?:asked|asks|asking)(?: me)?(?: like)? (?:have|had|do|did|are|were|any) (?:you|u)\b|"
@@ -1392,7 +1393,8 @@ _SCREENED = re.compile(
     r"\b(?:people|they|everyone|she|he|mum|mom|dad|my \w+) (?:think|thinks|assume|assumes|worry|worries|"
     r"worried|keep asking|kept asking|freaked out)\b)(?:(?!\bbut\b)[^.!?]){0,80}?"
     r"(?:suicid\w*|self[- ]?harm\w*|hurt\w* myself|harm\w* myself|kill\w* myself|better off dead|death|dying|"
-    r"end(?:ing)? my life|tak\w* my (?:own )?life|going to hurt|want\w* to die)"
+    r"end(?:ing)? my life|end(?:ing)? it(?: all)?\b|tak\w* my (?:own )?life|going to hurt|want\w* to die|"
+    r"(?:you|u) (?:were|was) dead)"
 )
 #: A question about risk answered no right after it: "am i suicidal? no.", "q: ...better off dead? a: nope".
 _QA_NO = re.compile(
@@ -1402,7 +1404,9 @@ _QA_NO = re.compile(
     r"(?!\W+(?:but|until|except|though))"
 )
 _ANSWER_NO = re.compile(
-    r"\b(?:the (?:honest )?answer is (?:always )?no|answered no|said no|ticked \W?(?:no|never)|"
+    r"\b(?:the (?:honest )?answer is (?:always )?no|"
+    r"(?:honest |short |real )?answer(?: was| is)?\W{1,3}(?:always )?no\b|"
+    r"answered no|said no|ticked \W?(?:no|never)|"
     r"scored (?:zero|0|a zero)|"
     r"none at all|i (?:don't|do not) have any|i (?:haven't|have not) had any|"
     r"(?:i was|i'm|im) (?:just )?like,? (?:\w+,? )?(?:no|nope|nah)\b(?! ?one\b| ?body\b| (?:point|reason|future|hope|"
@@ -1417,8 +1421,12 @@ _ANSWER_NO = re.compile(
     r"(?<!think )(?<!thinks )(?<!assume )(?<!assumes )(?<!believe )(?<!believes )(?<!says )(?<!said )"
     r"i'm (?:doing )?(?:fine|safe|okay|ok|great|well)\b)"
 )
-#: ...unless the answer is taken back: "i said no. that was a lie."
-_ANSWER_WITHDRAWN = re.compile(r"\b(?:was a lie|i lied|lying|not true|but actually|truth is|the truth)\b")
+#: ...unless the answer is taken back: "i said no. that was a lie." Not "that's the truth", which keeps it, nor lying
+#: in bed (2.37: before, both read as taking the answer back).
+_ANSWER_WITHDRAWN = re.compile(
+    r"\b(?:was a lie|i lied|lying(?! (?:in|on|down|awake|around|there|here|flat|still)\b)|not true|but actually|"
+    r"truth is|(?<!that's )(?<!that is )(?<!it's )(?<!its )the truth)\b"
+)
 #: A crisis phrase taken back: "when i said i wanted to die i meant from embarrassment", "lol jk".
 _RETRACT = re.compile(
     r"\b(?:i meant (?:from|about|as|it as|in the sense)|it was about|was about (?:my|a|the)|as a joke|was a joke|"
