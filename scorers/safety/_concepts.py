@@ -844,8 +844,8 @@ _GRIEF = _rx(
     r"(?:he|she|they) (?:died|passed|killed (?:himself|herself|themselves)|took (?:his|her|their) (?:own )?life)|"
     r"grief|grieving|mourning|widow\w*|condolence\w*|vigil"
 )
-#: Since 2.35 every alternative ends at a word boundary: before, "jump in" read "jump into the river" and "hanging on"
-#: read "hanging once" as idioms, and "dying to" read "dying tonight".
+#: Since 2.36 (2.35 did it first and was withdrawn) every alternative ends at a word boundary: before, "jump in" read
+#: "jump into the river" and "hanging on" read "hanging once" as idioms, and "dying to" read "dying tonight".
 _IDIOM = re.compile(
     r"\b(?:dying (?:to|for|of)|die (?:of|from) (?:laughing|embarrassment|boredom|shame|cringe)|"
     r"(?:dead|deathly|death) (?:tired|serious|set|wrong|on|ringer|end|last)|to die for|kill(?:ing|ed)? it|"
