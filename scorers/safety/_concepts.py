@@ -953,7 +953,7 @@ _ACTIVITY_WORDS = (
 _WATER_FUN = (
     r"for fun|(?:for|on) a dare|summer camp|cannonball\w*|wetsuits?|lifeguards?|life ?jackets?|buoyancy aids?|lido|"
     r"wild swim\w*|open[- ]water|(?:cold|ice|sea|morning|new year'?s?(?: day)?) (?:water )?(?:dip|plunge|swim)|"
-    r"polar plunge|ice bath|swimsuits?|swimming (?:costume|trunks)|(?:\w+ )?jumping spot"
+    r"polar plunge|ice bath|swimsuits?|swimming (?:costume|trunks)|jumping spots?"
 )
 _ACTIVITY = _rx(_ACTIVITY_WORDS + "|" + _WATER_FUN)
 _ACTIVITY_FEATURE = _rx(_ACTIVITY_WORDS)
