@@ -74,7 +74,7 @@ from scorers.safety._normalise import normalise  # noqa: E402
 from scorers.safety._second_look import SIGNALS, NearestExamples, Windows, combine  # noqa: E402
 
 OUT = ROOT / "scorers" / "safety" / "crisis_second_look.json"
-VERSION = "crisis-minilm-ensemble@1.19"
+VERSION = "crisis-minilm-ensemble@1.20"
 #: Weights (n-gram model, embedding head, nearest-example margin) the writer-out CV chooses from: the n-gram model
 #: at least 0.3, the others in steps of 0.1 (0 included, so 1.1-1.2's two-signal averages are candidates).
 WEIGHTS = tuple((round(1 - h / 10 - k / 10, 1), h / 10, k / 10) for h in range(0, 8) for k in range(0, 8) if h + k <= 7)
@@ -199,6 +199,11 @@ def main(argv: list[str] | None = None) -> int:
         help="dev critical+high false-positive budget for the confirm threshold (as the inline model's)",
     )
     ap.add_argument("--prescreen", type=float, default=0.1, help="inline model probability a turn needs to be embedded")
+    ap.add_argument(
+        "--no-anchored-pass",
+        action="store_true",
+        help="prescreen turns that name a death or self-harm concept too (before 1.20; by default they pass)",
+    )
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args(argv)
 
@@ -316,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "platt": [round(a, 6), round(b, 6)],
         "prescreen": args.prescreen,
+        "anchored_pass": not args.no_anchored_pass,
         "threshold": 0.5,
         "training": {"texts": len(y), "crisis": int(y.sum()), "writers": len(set(writers)), "cv": "writer-out 5-fold"},
     }

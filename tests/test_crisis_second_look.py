@@ -401,3 +401,20 @@ def test_a_wish_about_someone_else_or_for_company_is_no_anchor(look: SecondLook,
     """Rules 2.24: what follows a wish word says whether it is about the user's life (wording of our own)."""
     found = look.confirmed(text, 1.0)
     assert (found is not None) is anchored, found
+
+
+def test_a_turn_naming_a_death_concept_passes_the_prescreen_whatever_the_inline_model_says() -> None:
+    # Second look 1.20: the prescreen saves embeddings on ordinary turns; a turn with an anchor concept is read even
+    # where the inline model rates it low. A prescreen no turn reaches isolates the rule from the model's scores.
+    params = json.loads((ROOT / "scorers" / "safety" / "crisis_second_look.json").read_text(encoding="utf-8"))
+    strict = SecondLook({**params, "prescreen": 0.999})
+    named = "since the summer i keep wishing i was dead, most days"  # an anchor (_DEATH_SELF), ours
+    assert strict.anchored_pass
+    probs = strict.probabilities([ORDINARY, named])
+    assert probs[0] is None  # nothing named: below the prescreen, never embedded
+    assert probs[1] is not None
+    assert strict.passes("since the summer i keep wishing i was dead, most days", 0.0)
+    assert not strict.passes(ORDINARY, 0.5)
+    before = SecondLook({**params, "prescreen": 0.999, "anchored_pass": False})  # as 1.19 read it
+    assert before.probabilities([named]) == [None]
+    assert not before.passes(named, 0.5)

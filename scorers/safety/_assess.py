@@ -122,7 +122,11 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.37: a screening question answered no, read as said: "that's the truth" keeps the answer (before, "the truth"
 #: took it back) and lying in bed is no lie; "answer: no", "screened me for" and "ending it" are read; "nothing to
 #: do with" denies.
-RULES_VERSION = "crisis-rules@2.37"
+#: 2.38: a screening answer the user takes back ("my mum asked if i was suicidal and i said no but i am", "... i said
+#: no. i lied") is the screened concept told as the user's own (before: no alert of any kind); a medicine quantity
+#: named by its container or supply ("took the whole packet", "swallowed my whole month's refill"), taken now or felt,
+#: is an attempt.
+RULES_VERSION = "crisis-rules@2.38"
 
 
 def detector_version() -> str:

@@ -470,6 +470,26 @@ _PRONOUN_QTY = _rx(
     r"everything (?:in|from|that was in) (?:the|my|her|his|our|[a-z]+'s) (?:\w+ )?"
     r"(?:cabinet|drawer|cupboard|bottle|tin|pen|organi[sz]er|blister|strip|tub|packet)(?! out\b)"
 )
+#: A quantity named by its container or by the supply it is (2.38): "took the whole packet", "swallowed my whole month's
+#: refill". Read only in the attempt frame, with the act told as now or its effect felt, and medicine named or felt
+#: (:func:`_frames`); "a whole packet of biscuits" names what it holds and is not read.
+_CONTAINER_QTY = _rx(
+    r"(?:whole|entire|full|all (?:of )?(?:the|my|that|this)) (?:[a-z]+(?:'s|s') )?(?:worth of )?"
+    r"(?:packets?|packs?|strips?|blisters?(?: packs?)?|box(?:es)?|tubs?|sheets?|refills?|scripts?|prescriptions?|"
+    r"supply|stash)(?! of (?!(?:my|the|those|these|them|it)\b))"
+    # carried, not swallowed: "took the full box to work", "back to the pharmacy"
+    r"(?! (?:back|to|into|out|with|home|down|up|over|round|around|along|away|off|on|for|"
+    r"in(?! one| a go| (?:a|one) sitting))\b)"
+)
+#: Containers that hold medicine by what they are: no other word needs to name it.
+_MEDICINE_CONTAINER = re.compile(r"\b(?:blisters?|refills?|scripts?|prescriptions?)\b")
+#: The body feeling what was taken, in the user's words.
+_FELT = _rx(
+    r"(?:feel\w*|getting|gone|going|so|really|kinda|kind of|bit|very) (?:\w+ )?(?:dizzy|drowsy|sleepy|woozy|numb|"
+    r"floaty|spinny|faint)|"
+    r"(?:heart|chest) (?:is )?(?:racing|pounding)|can'?t keep my eyes open|throwing up|being sick|"
+    r"room(?:'s| is) spinning"
+)
 _MED_CONTEXT = _rx(
     r"pills?|tablets?|capsules?|meds|medications?|medicine|painkillers?|insulin|prescription|pharmacy|blister|"
     r"bottle|cabinet|paracetamol|tylenol|ibuprofen|sleeping|antidepressants?|benzos?|opioids?|dose|overdose"
@@ -1143,8 +1163,17 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
         else None
     )
     taken = g(_TAKEN).search(win)
+    if qty is None and taken and (cq := g(_CONTAINER_QTY).search(win)):
+        # 2.38: a container or supply, taken now or felt, of medicine named (by the container too) or felt and no
+        # drink named ("drank the whole box" of wine)
+        felt = g(_FELT).search(ctx)
+        named = _MEDICINE_CONTAINER.search(cq.group()) or g(_MED_CONTEXT).search(ctx)
+        if (named or (felt and not g(_DRINK).search(ctx))) and (felt or g(_DONE_NOW).search(win)):
+            qty = cq
+    # an activity word inside the quantity ("refill") explains nothing
+    explained = activity and (qty is None or _explained(win, g, (d, pd, ev_), (act, edge, qty)))
     slip = _MED_SLIP.search(win) is not None and not g(_DELIBERATE).search(win)
-    if qty and taken and _mine(win, taken) and not _negated(win, taken) and not activity and not slip:
+    if qty and taken and _mine(win, taken) and not _negated(win, taken) and not explained and not slip:
         add(Finding("attempt", "critical", _ev(win, taken, qty), "drug_quantity_taken"))
     if taken and re.search(r"\b(?:overdose|od)\b", win) and _mine(win, taken) and not _negated(win, taken) and not slip:
         add(Finding("attempt", "critical", _ev(win, taken), "overdose_taken"))
@@ -1427,6 +1456,24 @@ _ANSWER_WITHDRAWN = re.compile(
     r"\b(?:was a lie|i lied|lying(?! (?:in|on|down|awake|around|there|here|flat|still)\b)|not true|but actually|"
     r"truth is|(?<!that's )(?<!that is )(?<!it's )(?<!its )the truth)\b"
 )
+#: A screening answer the user takes back (2.38): "my mum asked if i was suicidal and i said no but i am", "the gp asked
+#: whether i'd had thoughts of ending my life. i said no. that wasn't true", "... i said i'm fine. i lied". Read after
+#: the answer by :func:`_screening_taken_back`; "that's not a lie", "but i am tired" keep the answer.
+_ANSWER_TAKEN_BACK = re.compile(
+    r"\b(?:i (?:lied|was lying)|(?:that|it|this)(?:'s| was| is) (?:a |all |just )?(?:total |complete |big )?lie\b|"
+    r"(?:that|it|this)(?:'s not| is not| isn't| was not| wasn't| ain't) "
+    r"(?:really |exactly |entirely |quite |strictly )?(?:true|the truth|honest)|"
+    r"(?:but|truth is|the truth is|honestly|in reality|actually)\W{0,3}(?:yes|yeah|(?:i (?:am|do|have|did|was)|i'm|im|"
+    r"i've)(?=\W*(?:$|[.!?;,]))|(?:i (?:have|had|was|am)|i've|i'd|i'm|im) (?:been )?"
+    r"(?:(?:thinking|planning|thought)(?: about| of| on)? (?:it|that|this|doing it)\b|having (?:them|those|thoughts)|"
+    r"doing it|hurting|cutting|harming)))"
+)
+#: Who a screening question asks: the user ("asked if i", "asked me", "have you"), or a form the user fills in.
+_ASKED_OF_USER = re.compile(
+    r"\b(?:i|me|i'm|im|i'd|i've|my|myself|you|u|your|ur|questionnaire|survey|quiz|phq(?:-?9)?|assessment|"
+    r"screen(?:ed|s|ing)?|check-?in)\b"
+)
+_SCREENED_HARM = re.compile(r"\b(?:self[- ]?harm\w*|hurt\w* (?:myself|yourself)|harm\w* (?:myself|yourself))")
 #: A crisis phrase taken back: "when i said i wanted to die i meant from embarrassment", "lol jk".
 _RETRACT = re.compile(
     r"\b(?:i meant (?:from|about|as|it as|in the sense)|it was about|was about (?:my|a|the)|as a joke|was a joke|"
@@ -1719,11 +1766,13 @@ def concept_findings(text: str) -> tuple[Finding, ...]:
         not anchored(text)
         and not ("_PRONOUN_QTY" in on and _PRONOUN_QTY.search(text))
         and not ("_PAST_TRY" in on and "_AGAIN_INTENT" in on)
+        and not ("_CONTAINER_QTY" in on and "_TAKEN" in on and _CONTAINER_QTY.search(text))
     ):
         return ()
     found = [f for win in guarded_windows(text) for f in _frames(win, text, on)]
     if ("_DENY" in on or "_VOW" in on) and "_TAKEN_BACK" in on and not _screened(text, on):
         found += _taken_back(text)
+    found += _screening_taken_back(text, on)
     found += _again(text, on)
     for f in found:
         cur = best.get(f.cssrs)
@@ -1783,6 +1832,28 @@ def _taken_back(text: str) -> list[Finding]:
             cssrs, severity = _TAKEN_BACK_AS[back.lastgroup or "lie"] if suicide else ("nssi", "high")
             out.append(Finding(cssrs, severity, _span_ev(text, off + deny.start(), back.end()), "denial_taken_back"))
     return out
+
+
+def _screening_taken_back(text: str, on: frozenset[str]) -> list[Finding]:
+    """A screening question about the user answered no, and the answer taken back within the next sentences: what
+    was asked is the user's own (self-harm where it asked only about harming oneself, else active ideation). The
+    screening guard drops the report up to the answer, so it is read here, over the whole text."""
+    if "_SCREENED" not in on or "_ANSWER_NO" not in on or "_ANSWER_TAKEN_BACK" not in on:
+        return []
+    for asked in _SCREENED.finditer(text):
+        if _ASKED_OF_USER.search(asked.group()) is None:
+            continue
+        answer = _ANSWER_NO.search(text, asked.start())
+        if answer is None:
+            continue
+        back = _ANSWER_TAKEN_BACK.search(text, answer.end(), answer.end() + 160)
+        if back is None:
+            continue
+        harm = _SCREENED_HARM.search(asked.group()) is not None and _VOWED_SUICIDE.search(asked.group()) is None
+        cssrs = "nssi" if harm else "active_ideation"
+        ev = _span_ev(text, asked.start(), back.end())
+        return [Finding(cssrs, "high", ev, "screening_answer_taken_back")]
+    return []
 
 
 #: Intent to do again what the user survived or stopped before, said after it (2.22): "i tried twice before and both

@@ -21,7 +21,8 @@ and it never obliges a crisis resource in the next reply (only rule findings do)
 
 Which turns it looks at (:meth:`SecondLook.reads`): user turns in a covered language that raised no inline alert on
 their own text, or only the inline model's ``possible`` one, and that the inline model rates at or above
-``prescreen`` (most ordinary turns are below it and are never embedded).
+``prescreen`` (most ordinary turns are below it and are never embedded) or, since 1.20, that name a death or
+self-harm concept (``anchored_pass``: the inline model's low score no longer keeps them from the stronger signal).
 Weights: ``crisis_second_look.json`` and the training examples' embeddings ``crisis_second_look_examples.npy``
 (int8, checked against the digest the JSON records), both from bench/train_crisis_second_look.py; the version is
 in every alert.
@@ -48,7 +49,7 @@ from schemas import ConversationEnd, ConversationReplay, Metadata, SafetyAlert, 
 from schemas import Turn as TurnEvent
 
 from ._assess import CrisisAssessment, assess_crisis, detector_version, reading_forms
-from ._concepts import Finding, anchor_finding
+from ._concepts import Finding, anchor_finding, anchored
 from ._model import model as ngram_model
 from ._normalise import normalise
 
@@ -205,6 +206,10 @@ class SecondLook:
         self.platt = tuple(float(v) for v in params["platt"])
         self.windows = Windows(**params["windows"]) if "windows" in params else None
         self.prescreen = float(params["prescreen"])
+        #: since 1.20 a turn that names a death or self-harm concept (an anchor class) is read whatever the inline
+        #: model rates it: the prescreen saves embeddings on ordinary turns, and such turns are few
+        #: (docs/safety-detection.md)
+        self.anchored_pass: bool = bool(params.get("anchored_pass", False))
         self.threshold = float(params["threshold"])
         #: the probability at which an anchor concept is confirmed (severity high); None (before 1.14): never
         self.confirm: float | None = float(params["confirm"]) if params.get("confirm") is not None else None
@@ -227,6 +232,10 @@ class SecondLook:
             self._embedder = shared_embedder()
         return self._embedder
 
+    def passes(self, normalised: str, probability: float) -> bool:
+        """Whether a turn (its normalised text, the inline model's probability) passes the prescreen."""
+        return probability >= self.prescreen or (self.anchored_pass and anchored(normalised))
+
     def probabilities(self, texts: Sequence[str]) -> list[float | None]:
         """Calibrated probability per text; None where the inline model rates it below ``prescreen`` (not
         embedded). Blocking (ONNX): call it in a worker thread."""
@@ -237,7 +246,7 @@ class SecondLook:
         m = ngram_model()
         norm = [normalise(t) for t in texts]
         raw = [m.raw(t) for t in norm]
-        keep = [i for i, r in enumerate(raw) if m.calibrated(r) >= self.prescreen]
+        keep = [i for i, r in enumerate(raw) if self.passes(norm[i], m.calibrated(r))]
         out: list[tuple[float | None, str | None]] = [(None, None)] * len(texts)
         if not keep:
             return out
@@ -292,7 +301,7 @@ class SecondLook:
         if not isinstance(event, TurnEvent) or event.role != "user":
             return None
         a = assess_crisis(event.text)  # cached and deterministic: the inline tier's own decision
-        if not self.reads(a) or a.probability < self.prescreen:
+        if not self.reads(a) or not self.passes(normalise(event.text), a.probability):
             return None
         return LookInput(event.conversation_id, event.turn_index, event.text, event.metadata)
 
