@@ -547,7 +547,8 @@ def _print(doc: dict[str, Any], errors: bool) -> None:
     print(f"detector {doc['detector_version']}")
     if "second_look" in doc:
         look = doc["second_look"]
-        print(f"second look {look['version']} (threshold {look['threshold']}, prescreen {look['prescreen']})")
+        anchored = ", or a death or self-harm concept named" if look.get("anchored_pass") else ""
+        print(f"second look {look['version']} (threshold {look['threshold']}, prescreen {look['prescreen']}{anchored})")
     prev = doc.get("previous")
     for split, res in doc.get("sealed", {}).items():
         print(f"\n[sealed set: {split}] crisis={res['n_crisis']} none={res['n_none']}")
@@ -669,7 +670,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit(f"unknown split {s!r}: one of {known}")
     doc: dict[str, Any] = {"detector_version": detector_version()}
     if _LOOK is not None:
-        doc["second_look"] = {"version": _LOOK.version, "threshold": _LOOK.threshold, "prescreen": _LOOK.prescreen}
+        doc["second_look"] = {
+            "version": _LOOK.version,
+            "threshold": _LOOK.threshold,
+            "prescreen": _LOOK.prescreen,
+            "anchored_pass": getattr(_LOOK, "anchored_pass", False),  # since second look 1.20
+        }
     doc["sealed"] = sealed(splits)
     doc["conversations"] = conversations([s for s in splits if s in ("dev", "test")])
     doc["everyday"] = everyday_real()
