@@ -461,12 +461,14 @@ _DRUG_QTY = re.compile(
 #: A quantity named by a pronoun or a container, its medicine said elsewhere in the text ("bottle's empty. took them
 #: all", "took everything in the cabinet"): 2.22. Read only with
 #: :data:`_MED_CONTEXT` in the text and no drink (:data:`_DRINK`): "drank it all" after "a bottle of wine" is not.
+#: After a quantity: "took them all back to the pharmacy", "to the gp" are carried, not swallowed ("in one go" is).
+_CARRIED_NOT = (
+    r"(?! (?:back|to|into|out|with|home|down|up|over|round|around|along|outside|inside|away|off|on|for|apart|"
+    r"in(?! one| a go| (?:a|one) sitting))\b)"
+)
 _PRONOUN_QTY = _rx(
     r"(?:(?:them|it|those|these) all|all of (?:them|it|those|these)|every (?:last |single )?one(?: of (?:them|those))?|"
-    r"the (?:whole |entire )?lot)"
-    # "took them all back to the pharmacy", "to the gp": carried, not swallowed ("in one go" is swallowed)
-    r"(?! (?:back|to|into|out|with|home|down|up|over|round|around|along|outside|inside|away|off|on|for|apart|"
-    r"in(?! one| a go| (?:a|one) sitting))\b)|"
+    r"the (?:whole |entire )?lot)" + _CARRIED_NOT + r"|"
     r"everything (?:in|from|that was in) (?:the|my|her|his|our|[a-z]+'s) (?:\w+ )?"
     r"(?:cabinet|drawer|cupboard|bottle|tin|pen|organi[sz]er|blister|strip|tub|packet)(?! out\b)"
 )
@@ -476,10 +478,7 @@ _PRONOUN_QTY = _rx(
 _CONTAINER_QTY = _rx(
     r"(?:whole|entire|full|all (?:of )?(?:the|my|that|this)) (?:[a-z]+(?:'s|s') )?(?:worth of )?"
     r"(?:packets?|packs?|strips?|blisters?(?: packs?)?|box(?:es)?|tubs?|sheets?|refills?|scripts?|prescriptions?|"
-    r"supply|stash)(?! of (?!(?:my|the|those|these|them|it)\b))"
-    # carried, not swallowed: "took the full box to work", "back to the pharmacy"
-    r"(?! (?:back|to|into|out|with|home|down|up|over|round|around|along|away|off|on|for|"
-    r"in(?! one| a go| (?:a|one) sitting))\b)"
+    r"supply|stash)(?! of (?!(?:my|the|those|these|them|it)\b))" + _CARRIED_NOT  # "took the full box to work"
 )
 #: Containers that hold medicine by what they are: no other word needs to name it.
 _MEDICINE_CONTAINER = re.compile(r"\b(?:blisters?|refills?|scripts?|prescriptions?)\b")
@@ -1170,10 +1169,16 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
         named = _MEDICINE_CONTAINER.search(cq.group()) or g(_MED_CONTEXT).search(ctx)
         if (named or (felt and not g(_DRINK).search(ctx))) and (felt or g(_DONE_NOW).search(win)):
             qty = cq
-    # an activity word inside the quantity ("refill") explains nothing
-    explained = activity and (qty is None or _explained(win, g, (d, pd, ev_), (act, edge, qty)))
     slip = _MED_SLIP.search(win) is not None and not g(_DELIBERATE).search(win)
-    if qty and taken and _mine(win, taken) and not _negated(win, taken) and not explained and not slip:
+    if (
+        qty
+        and taken
+        and _mine(win, taken)
+        and not _negated(win, taken)
+        and not slip
+        # an activity word inside the quantity ("refill") explains nothing
+        and not (activity and _explained(win, g, (d, pd, ev_), (act, edge, qty)))
+    ):
         add(Finding("attempt", "critical", _ev(win, taken, qty), "drug_quantity_taken"))
     if taken and re.search(r"\b(?:overdose|od)\b", win) and _mine(win, taken) and not _negated(win, taken) and not slip:
         add(Finding("attempt", "critical", _ev(win, taken), "overdose_taken"))
@@ -1459,8 +1464,13 @@ _ANSWER_WITHDRAWN = re.compile(
 #: A screening answer the user takes back (2.38): "my mum asked if i was suicidal and i said no but i am", "the gp asked
 #: whether i'd had thoughts of ending my life. i said no. that wasn't true", "... i said i'm fine. i lied". Read after
 #: the answer by :func:`_screening_taken_back`; "that's not a lie", "but i am tired" keep the answer.
+#: "i lied", "that was a lie": what takes back a denial (:data:`_TAKEN_BACK`) or a screening answer.
+_LIE = (
+    r"(?:i (?:lied|was lying)(?: to (?:you|them|him|her|everyone|my \w+))?|(?:that|it|this)(?:'s| was| is) "
+    r"a lie)(?=\s*(?:$|[.!;,]|(?:and|but|i)\b))"
+)
 _ANSWER_TAKEN_BACK = re.compile(
-    r"\b(?:i (?:lied|was lying)|(?:that|it|this)(?:'s| was| is) (?:a |all |just )?(?:total |complete |big )?lie\b|"
+    r"\b(?:" + _LIE + r"|"
     r"(?:that|it|this)(?:'s not| is not| isn't| was not| wasn't| ain't) "
     r"(?:really |exactly |entirely |quite |strictly )?(?:true|the truth|honest)|"
     r"(?:but|truth is|the truth is|honestly|in reality|actually)\W{0,3}(?:yes|yeah|(?:i (?:am|do|have|did|was)|i'm|im|"
@@ -1793,8 +1803,7 @@ _TAKEN_BACK = re.compile(
     r"(?:just )?did(?: it)?|i'?ve (?:gone and )?done it(?: again)?|i broke (?:that|my|the|this) " + _PROMISE + r")"
     r"|(?P<will>i'?m (?:going to|gonna|about to) break (?:that|my|the|this|it)(?: " + _PROMISE + r")?(?!\w)|i "
     r"(?:can'?t|cannot) keep (?:that|this|my|the) " + _PROMISE + r")"
-    r"|(?P<lie>(?:i (?:lied|was lying)(?: to (?:you|them|him|her|everyone|my \w+))?|(?:that|it|this)(?:'s| was| is) "
-    r"a lie)(?=\s*(?:$|[.!;,]|(?:and|but|i)\b))|who am i kidding)"
+    r"|(?P<lie>" + _LIE + r"|who am i kidding)"
     r")\b"
 )
 #: A promise of the user's own act ("i'd never cut again"), which the denial guard does not read as a denial.
