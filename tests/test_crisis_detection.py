@@ -1300,3 +1300,36 @@ def test_rules_2_38_a_screening_answer_taken_back_and_a_quantity_named_by_its_co
         assert not got, got
     else:
         assert cssrs in got, got
+
+
+@pytest.mark.parametrize(
+    ("text", "finding"),
+    [
+        # a media noun in the plural, with the concept as its subject
+        ("any documentaries about self-harm in prisons you'd suggest for my sociology class?", False),
+        ("skipping the self harm episodes on my rewatch, which season can i start from", False),
+        ("which podcasts cover overdose deaths among older men? need sources", False),
+        # ideation named as an unowned subject of coursework or media
+        ("for my nursing module i have to explain how clinicians screen for suicidal thoughts", False),
+        ("the documentary was about suicidal ideation in farmers and it was really well done", False),
+        # ... the user's own all the same
+        ("the novels help a bit but i've been cutting again this week", True),
+        ("for my coursework i'm meant to write about suicidal thoughts and honestly i've had them all month", True),
+        ("that documentary made my suicidal thoughts come back", True),
+        ("i keep rewatching the episodes where she dies because i want to die too", True),
+        ("the three essays due friday are the least of it, i want to kill myself", True),
+        # a first-person wish to die in a sentence about media is the user's, unless quoted
+        ("that film made me realise i want to die as well", True),
+        ("after the finale i honestly just wanna die", True),
+        ("in the film the heroine says i want to die and the screen goes black", False),
+        ("the chorus goes 'i wanna die' over a really upbeat beat, what's the song", False),
+    ],
+)
+def test_rules_2_39_media_plurals_and_ideation_named_as_a_subject(text: str, finding: bool) -> None:
+    """Rules 2.39: media nouns count in the plural where they are no verb, possession or workload; ideation named as an
+    unowned clinical subject leaves a piece about media or coursework as it is, while the user's own ideation, act or
+    first-person wish to die in the same sentence keeps its finding (before, "the movie made me realise i want to die
+    too" had no alert of any kind). Wording of our own."""
+    from scorers.safety._crisis import rule_findings
+
+    assert bool(rule_findings(normalise(text))) is finding, rule_findings(normalise(text))

@@ -126,7 +126,10 @@ _FAREWELL_FRAMES = frozenset(
 #: no. i lied") is the screened concept told as the user's own (before: no alert of any kind); a medicine quantity
 #: named by its container or supply ("took the whole packet", "swallowed my whole month's refill"), taken now or felt,
 #: is an attempt.
-RULES_VERSION = "crisis-rules@2.38"
+#: 2.39: media nouns count in the plural too where they are no verb, possession or workload ("novels that handle
+#: self-harm", "the self-harm chapters"); ideation named as an unowned clinical subject ("practise asking about suicidal
+#: ideation") no longer makes a piece about media or coursework the user's own.
+RULES_VERSION = "crisis-rules@2.39"
 
 
 def detector_version() -> str:

@@ -847,11 +847,19 @@ _MEDIA_WORDS = (
     r"(?:overdose|od|self[- ]?harm|suicide|suicidal) (?:calls?|presentations?|assessments?|patients|cases|"
     r"admissions|risk assessments?|awareness|statistics|training)"
 )
+#: Plurals of the media nouns that are no verb, nothing the user owns or picks and no workload ("novels that handle
+#: self-harm", "the self-harm chapters"; since 2.39). Not "shows", "books", "games", "songs", "essays": "the scan
+#: shows", "off the books", "my ps5 and all my games", "picked the songs" for a funeral are the user's own, and "three
+#: essays due and i want to die" is the user's day, not a piece of media.
+_MEDIA_PLURALS = (
+    r"episodes|novels|protagonists|narrators|villains|documentaries|articles|podcasts|musicals|headlines|poems|"
+    r"screenplays|chapters|storylines|manuscripts"
+)
 #: A season of a series, not of exams, sport or hunting ("during exam season i've been biting my forearm"; since 2.30).
 #: The model features keep the bare word (see :data:`CONCEPTS`): the shipped models were trained on it.
 _MEDIA = _rx(
     r"seasons? (?:\d+|one|two|three|four|five|six|finale|premiere)|(?:new|final|last|latest|first|next|whole) "
-    r"seasons? of|(?:new|final|latest) season|" + _MEDIA_WORDS
+    r"seasons? of|(?:new|final|latest) season|" + _MEDIA_PLURALS + "|" + _MEDIA_WORDS
 )
 #: The class before 2.30, as inline 1.16 and second look 1.19 learned it: a model feature only.
 _MEDIA_FEATURE = _rx("season|" + _MEDIA_WORDS)
@@ -1614,9 +1622,47 @@ _OWN_ACT = re.compile(
 )
 
 
+#: Ideation named as a subject, a clinical noun no one owns ("role-play a patient so i can practise asking about
+#: suicidal ideation", "tools for suicidal thoughts"): a piece about media or coursework stays one (since 2.39).
+_IDEATION_NOUN = re.compile(
+    r"(?:sui|suicidal|suicide) (?:ideation|urges|feelings|thinking|thoughts)|thoughts of suicide"
+)
+#: The user owns it: first person within three words before ("i've been having suicidal thoughts", "my suicidal
+#: urges") or right after ("suicidal thoughts i can't shake", "suicidal thoughts of my own").
+_OWNER_BEFORE = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|id|me|my)\b(?:\W+[\w'-]+){0,3}\W+$")
+_OWNER_AFTER = re.compile(r"\W+(?:[\w'-]+\W+){0,2}?(?:i|i'm|im|i've|ive|i'd|me|my|myself|mine)\b")
+
+
+def _owns_death(win: str) -> bool:
+    """A death with the user built in (:data:`_DEATH_SELF`), except ideation named as an unowned subject."""
+    return any(
+        not _IDEATION_NOUN.fullmatch(m.group())
+        or _OWNER_BEFORE.search(win, 0, m.start())
+        or _OWNER_AFTER.match(win, m.end())
+        for m in _DEATH_SELF.finditer(win)
+    )
+
+
+#: The user's own wish to die said in the first person inside a sentence about media ("the movie made me realise i want
+#: to die too", "after the film i just want to die"): theirs, unless it is quoted or reported ("the character says i
+#: want to die", "she sings 'i wanna die'"; since 2.39).
+_OWN_WISH = re.compile(
+    r"\b(?:i|i'm|im|i am)\b (?:\w+ ){0,3}?(?:want|wanna|wish|hope|need|ready)\w* (?:(?:to )?(?:die|be "
+    r"dead|not be (?:here|alive|around)|not wake up|end it)|i (?:was|were) dead|i could die)\b"
+)
+_QUOTED = re.compile(
+    r"(?:\b(?:say|says|said|saying|sing|sings|sang|singing|line|lines|quote|goes|went|tells|told|yells|screams|"
+    r"writes|wrote)\b|[\"':])\W*$"
+)
+
+
+def _own_wish(win: str) -> bool:
+    return any(not _QUOTED.search(win, 0, m.start()) for m in _OWN_WISH.finditer(win))
+
+
 def _story(win: str) -> bool:
     return (
-        _MEDIA.search(win) is not None and not _DEATH_SELF.search(win) and not _OWN_ACT.search(win)
+        _MEDIA.search(win) is not None and not _owns_death(win) and not _OWN_ACT.search(win) and not _own_wish(win)
     ) or _GAME.search(win) is not None
 
 
