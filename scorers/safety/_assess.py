@@ -129,7 +129,9 @@ _FAREWELL_FRAMES = frozenset(
 #: 2.39: media nouns count in the plural too where they are no verb, possession or workload ("novels that handle
 #: self-harm", "the self-harm chapters"); ideation named as an unowned clinical subject ("practise asking about suicidal
 #: ideation") no longer makes a piece about media or coursework the user's own.
-RULES_VERSION = "crisis-rules@2.39"
+#: 2.40: a media word in another role says nothing about media: a time ("the plan is fri night after the game"), a
+#: likeness ("like a song on repeat") or a height ("a 5 story building").
+RULES_VERSION = "crisis-rules@2.40"
 
 
 def detector_version() -> str:

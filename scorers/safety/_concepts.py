@@ -1660,9 +1660,30 @@ def _own_wish(win: str) -> bool:
     return any(not _QUOTED.search(win, 0, m.start()) for m in _OWN_WISH.finditer(win))
 
 
+#: A media word in another role says nothing about media (since 2.40): a time ("the plan is fri night after the game",
+#: "the hotel roof after the show"), a likeness ("like a song on repeat", "i tell it like a funny story") or a height
+#: ("a 5 story building").
+_NOT_MEDIA_BEFORE = re.compile(
+    r"\b(?:(?:after|before|during|since|till|until|at) (?:the|my|our|his|her|their|tonight's|tomorrow's) (?:\w+ )?|"
+    r"like an? (?:\w+ )?)$"
+)
+_STOREYS = re.compile(
+    r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|"
+    r"multi)[- ]?$"
+)
+
+
+def _about_media(win: str) -> bool:
+    return any(
+        not _NOT_MEDIA_BEFORE.search(win, 0, m.start())
+        and not (m.group() == "story" and _STOREYS.search(win, 0, m.start()))
+        for m in _MEDIA.finditer(win)
+    )
+
+
 def _story(win: str) -> bool:
     return (
-        _MEDIA.search(win) is not None and not _owns_death(win) and not _OWN_ACT.search(win) and not _own_wish(win)
+        _about_media(win) and not _owns_death(win) and not _OWN_ACT.search(win) and not _own_wish(win)
     ) or _GAME.search(win) is not None
 
 
