@@ -1356,3 +1356,21 @@ def test_rules_2_40_a_media_word_as_a_time_a_likeness_or_a_height(text: str, fin
     from scorers.safety._crisis import rule_findings
 
     assert bool(rule_findings(normalise(text))) is finding, rule_findings(normalise(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "finding"),
+    [
+        # a transcript with no full stops: the media, then the user's own thought after a contrast
+        ("uh we watched two episodes of that baking show but the whole night i kept wishing i wouldn't wake up", True),
+        ("read a few chapters of my book yet all afternoon i kept thinking about ending it", True),
+        # ... the contrast still belongs to the media where no user follows
+        ("watched the episode where he overdoses but the whole scene was handled really carefully", False),
+    ],
+)
+def test_rules_2_41_a_contrast_after_media_with_words_before_the_user(text: str, finding: bool) -> None:
+    """Rules 2.41: after media, a contrast may put up to three words before the user ("but the whole night i"): the
+    clause is read on its own, as "but i" already was. Wording of our own."""
+    from scorers.safety._crisis import rule_findings
+
+    assert bool(rule_findings(normalise(text))) is finding, rule_findings(normalise(text))

@@ -131,7 +131,9 @@ _FAREWELL_FRAMES = frozenset(
 #: ideation") no longer makes a piece about media or coursework the user's own.
 #: 2.40: a media word in another role says nothing about media: a time ("the plan is fri night after the game"), a
 #: likeness ("like a song on repeat") or a height ("a 5 story building").
-RULES_VERSION = "crisis-rules@2.40"
+#: 2.41: a contrast after media may put up to three words before the user ("... episodes of something but the whole
+#: evening i kept thinking ..."), so a transcript's own thought is not guarded with the media before it.
+RULES_VERSION = "crisis-rules@2.41"
 
 
 def detector_version() -> str:
