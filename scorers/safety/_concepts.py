@@ -1629,8 +1629,9 @@ _IDEATION_NOUN = re.compile(
 )
 #: The user owns it: first person within three words before ("i've been having suicidal thoughts", "my suicidal
 #: urges") or right after ("suicidal thoughts i can't shake", "suicidal thoughts of my own").
-_OWNER_BEFORE = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|id|me|my)\b(?:\W+[\w'-]+){0,3}\W+$")
-_OWNER_AFTER = re.compile(r"\W+(?:[\w'-]+\W+){0,2}?(?:i|i'm|im|i've|ive|i'd|me|my|myself|mine)\b")
+_OWNER = r"i|i'm|im|i've|ive|i'd|id|me|my|myself|mine"
+_OWNER_BEFORE = re.compile(r"\b(?:" + _OWNER + r")\b(?:\W+[\w'-]+){0,3}\W+$")
+_OWNER_AFTER = re.compile(r"\W+(?:[\w'-]+\W+){0,2}?(?:" + _OWNER + r")\b")
 
 
 def _owns_death(win: str) -> bool:
