@@ -1374,3 +1374,31 @@ def test_rules_2_41_a_contrast_after_media_with_words_before_the_user(text: str,
     from scorers.safety._crisis import rule_findings
 
     assert bool(rule_findings(normalise(text))) is finding, rule_findings(normalise(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "finding"),
+    [
+        # the user's own funeral as life admin, with the reason said
+        (
+            "i'm sixty-eight and in good health, just want my funeral plan paid off so the kids don't have to sort it",
+            False,
+        ),
+        ("picking my own funeral songs for fun with my sister, is that weird", False),
+        ("my funeral wishes are in the drawer now, planning ahead so my family never has to guess", False),
+        # ... the user's death all the same where something sooner or another death is named
+        (
+            "i'm healthy, nobody suspects a thing, but i've paid for my funeral because i won't be around by christmas",
+            True,
+        ),
+        ("wrote down my funeral wishes so the kids don't have to guess, it'll be needed soon", True),
+        ("sorted my own funeral for fun lol, honestly i want to die", True),
+    ],
+)
+def test_rules_2_42_the_users_own_funeral_planned_as_life_admin(text: str, finding: bool) -> None:
+    """Rules 2.42: the user's own funeral planned for health, age, fun or the family's sake, with no date, time or
+    other death of theirs named, is no death concept of the user's; named with any of those it stays one. Wording of
+    our own."""
+    from scorers.safety._crisis import rule_findings
+
+    assert bool(rule_findings(normalise(text))) is finding, rule_findings(normalise(text))

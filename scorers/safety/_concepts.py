@@ -1129,6 +1129,34 @@ def _shifted(win: str, a: re.Match[str], b: re.Match[str]) -> bool:
     return lo < hi and _TOPIC_SHIFT.search(win, lo, hi) is not None
 
 
+#: The user's own funeral planned as life admin (since 2.42): the text says why, and it is health, age, fun or sparing
+#: the family ("i'm 72 and healthy and want to pre-pay my own funeral", "is it weird to pick my own funeral song for
+#: fun?", "i just want my funeral wishes written down so my kids don't squabble").
+_FUNERAL_ADMIN = re.compile(
+    r"\b(?:(?:fit and |perfectly |totally |very )?healthy|fit as a fiddle|in (?:great|good|fine) (?:nick|shape|health)|"
+    r"nothing'?s wrong|i'?m not ill|i'?m fine|for fun|(?:like|love|enjoy) planning|morbid|sensible|"
+    r"(?:so|because|cos|bc) (?:the|my|our) (?:kids|children|family|daughters?|sons?|wife|husband|partner) (?:don't|"
+    r"won't|doesn't|wouldn't|aren't|never|have)|one less (?:job|thing)|(?:i'?m|at) (?:[5-9]\d|sixty|seventy|eighty|"
+    r"ninety)\b|planning ahead|in advance|when (?:the|my) time comes)"
+)
+#: ... and names nothing sooner: a date, a time or "soon" keeps the funeral the user's death ("pre-paid my funeral
+#: last week - not for someday, for soon", "made a playlist for my funeral lol. and picked the date").
+_FUNERAL_SOON = re.compile(
+    r"\b(?:soon|sooner|not for someday|the date|a date|this (?:week|month|weekend|year)|tonight|tomorrow|next (?:week|"
+    r"month)|won'?t be (?:around|here)|before (?:i|the)|after (?:i|this))\b"
+)
+
+
+def _planned_funeral(ctx: str, m: re.Match[str]) -> bool:
+    """``m`` is the user's own funeral, planned as life admin, and nothing else in the text names their death."""
+    return (
+        "funeral" in m.group()
+        and _FUNERAL_ADMIN.search(ctx) is not None
+        and _FUNERAL_SOON.search(ctx) is None
+        and all("funeral" in o.group() for o in _DEATH_SELF.finditer(ctx))
+    )
+
+
 def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
     """Every frame that fires in one window; ``ctx`` is the whole text (for guards that look wider), ``on``
     the classes the gate lets run for it (the others cannot match)."""
@@ -1149,6 +1177,8 @@ def _frames(win: str, ctx: str, on: frozenset[str]) -> list[Finding]:
     death = next((m for m in g(_DEATH).finditer(win) if _not_hyperbole(win, m) and _mine(win, m)), None)
     if selfdeath is not None and g(_ACCIDENT).search(win) and not g(_DELIBERATE).search(win):
         selfdeath = None  # "nearly killed myself falling off my bike"
+    if selfdeath is not None and _planned_funeral(ctx, selfdeath):
+        selfdeath = None  # "i'm 72 and healthy and i want to pre-pay my own funeral"
     act = next((m for m in g(_METHOD_ACT).finditer(win) if _not_idiom(win, m) and _mine(win, m)), None)
     means = next((m for m in g(_MEANS).finditer(win) if _not_idiom(win, m)), None)
     d = selfdeath or death
@@ -2599,6 +2629,8 @@ def anchor_finding(text: str, second_look: bool = False) -> Finding | None:
                 if _negated(win, m) or not _not_hyperbole(win, m) or not _mine(win, m, True, anchor=True):
                     continue
                 if name == "_WISH" and _wish_elsewhere(text, win, m):
+                    continue
+                if name == "_DEATH_SELF" and _planned_funeral(text, m):
                     continue
                 if name in ("_MEANS", "_DRUG_QTY", "_HARD_MEANS") and _ORDINARY_MEDS.fullmatch(
                     m.group().rsplit(" ", 1)[-1]
