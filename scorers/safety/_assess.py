@@ -131,8 +131,8 @@ _FAREWELL_FRAMES = frozenset(
 #: ideation") no longer makes a piece about media or coursework the user's own.
 #: 2.40: a media word in another role says nothing about media: a time ("the plan is fri night after the game"), a
 #: likeness ("like a song on repeat") or a height ("a 5 story building").
-#: 2.41: a contrast after media may put up to three words before the user ("... episodes of something but the whole
-#: evening i kept thinking ..."), so a transcript's own thought is not guarded with the media before it.
+#: 2.41: a contrast after media may put up to three words before the user ("two episodes of that baking show but the
+#: whole night i kept wishing ..."), so a transcript's own thought is not guarded with the media before it.
 #: 2.42: the user's own funeral planned as life admin, for health, age, fun or the family's sake and with nothing
 #: sooner named ("i'm 72 and healthy and i want to pre-pay my own funeral"), is no death concept of the user's.
 RULES_VERSION = "crisis-rules@2.42"

@@ -1825,9 +1825,9 @@ _OPENS_CONTRAST = re.compile(r"\W*(?:but|yet|however|though|still|except)\b")
 #: What a guard covers ends where the user contrasts it with their own state: "i don't want to kill myself. i just
 #: want to stop existing", "not going to do anything, just wish i wasn't here", "my thesis went fine, but i still
 #: feel i'd be better off dead". The clause from the contrast on is read on its own (its own guards still apply).
-#: Since 2.41 a media contrast may put up to three words before the user ("watched a couple of episodes but the whole
-#: evening i kept thinking..."): a transcript with no full stops holds the media and the user's own thought in one
-#: window, and before, the guard took both.
+#: Since 2.41 a media contrast may put up to three words before the user ("we watched two episodes of that baking show
+#: but the whole night i kept wishing..."): a transcript with no full stops holds the media and the user's own thought
+#: in one window, and before, the guard took both.
 _CONTRAST_DENIAL = re.compile(r"\b(?:just|more like|rather|instead)\b")
 _CONTRAST_MEDIA = re.compile(r"\b(?:but|yet)\b(?= (?:[\w']+ ){0,3}?(?:i|i'm|i've|i'd|i'll|me|my)\b)")
 
